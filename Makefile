@@ -1,0 +1,37 @@
+# Two entry points a newcomer needs: `make run` and `make test`.
+# Both create .venv on first use and reinstall only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+## run: the main job (the actor-runtime benchmark until the daemon lands)
+run: $(STAMP)
+	$(BIN)/python -m bench runtime
+
+## test: lint, type-check and run the whole test suite
+test: lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check actors supervisors hermes bench tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -X dev -m pytest -q --junitxml=$(VENV)/junit.xml
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,89 @@
+"""Actors on trio: bounded mailboxes, refs, call/cast, monitors, links, liveness.
+
+This package knows nothing about agents. Start with ``open_system()`` and
+subclass ``Actor``::
+
+    class Counter(Actor):
+        async def on_start(self) -> None:
+            self.n = 0
+
+        async def receive(self, message):
+            self.n += message
+            return self.n
+
+    async with open_system() as system:
+        ref = await system.spawn(Counter(), name="counter")
+        await ref.cast(1)
+        assert await ref.call(2) == 3
+"""
+
+from .actor import Actor
+from .context import ActorContext, Reply
+from .errors import (
+    ActorError,
+    ActorExited,
+    CallTimeout,
+    CallToSelf,
+    MailboxFull,
+    NameTaken,
+    NotRunning,
+    StartFailed,
+    UnhandledMessage,
+)
+from .events import (
+    ActorExitedEvent,
+    ActorStarted,
+    DeadLetter,
+    EventBus,
+    LoopStall,
+    Subscription,
+    UnkillableFinished,
+    UnkillableReported,
+)
+from .exits import ExitKind, ExitReason
+from .liveness import LivenessSpec
+from .mailbox import MailboxConfig, MailboxStats, Overflow
+from .messages import Down, Exit, MonitorRef, Stale
+from .ref import ActorRef
+from .stall import LoopStallDetector, StallReport
+from .system import ActorSystem, open_system
+from .timers import Timer
+
+__all__ = [
+    "Actor",
+    "ActorContext",
+    "ActorError",
+    "ActorExited",
+    "ActorExitedEvent",
+    "ActorRef",
+    "ActorStarted",
+    "ActorSystem",
+    "CallTimeout",
+    "CallToSelf",
+    "DeadLetter",
+    "Down",
+    "EventBus",
+    "Exit",
+    "ExitKind",
+    "ExitReason",
+    "LivenessSpec",
+    "LoopStall",
+    "LoopStallDetector",
+    "MailboxConfig",
+    "MailboxFull",
+    "MailboxStats",
+    "MonitorRef",
+    "NameTaken",
+    "NotRunning",
+    "Overflow",
+    "Reply",
+    "Stale",
+    "StallReport",
+    "StartFailed",
+    "Subscription",
+    "Timer",
+    "UnhandledMessage",
+    "UnkillableFinished",
+    "UnkillableReported",
+    "open_system",
+]

@@ -1,0 +1,48 @@
+"""The ``Actor`` base class: a message handler with lifecycle hooks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import UnhandledMessage
+from .mailbox import MailboxConfig
+
+if TYPE_CHECKING:
+    from .context import ActorContext
+    from .exits import ExitReason
+
+
+class Actor:
+    """Subclass and override ``receive`` (and the hooks you need).
+
+    The runtime sets ``self.ctx`` before ``on_start`` runs. Messages are handled
+    one at a time, in order, with system notices (``Down``, ``Exit``, ``Stale``)
+    ahead of ordinary messages. For a ``call``, the value ``receive`` returns is
+    the reply (or use ``ctx.defer_reply()`` to answer later). An exception from
+    any hook or handler stops the actor with an ``error`` exit reason that its
+    owner sees.
+
+    Class attributes set the defaults; ``spawn`` arguments override them.
+    """
+
+    mailbox: ClassVar[MailboxConfig] = MailboxConfig()
+    """Capacity and overflow policy of the mailbox."""
+    shutdown_budget: ClassVar[float] = 5.0
+    """Seconds a graceful stop may take (stop hook included) before the actor is killed."""
+    trap_exits: ClassVar[bool] = False
+    """If true, exits of linked actors and children arrive as ``Exit`` messages."""
+
+    ctx: ActorContext
+
+    async def on_start(self) -> None:
+        """Runs before the first message; ``spawn`` returns once it has finished."""
+
+    async def receive(self, message: Any) -> Any:
+        """Handle one message; for a call, the return value is the reply."""
+        raise UnhandledMessage(self.ctx.path, message)
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        """Runs once when the actor stops, shielded and bounded by its shutdown budget.
+
+        Children have already been stopped when it runs.
+        """

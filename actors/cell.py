@@ -1,0 +1,609 @@
+"""The actor cell: one actor's task, cancel scopes, mailbox and lifecycle.
+
+A cell runs its actor as one trio task in a nursery owned by its parent (see
+``host.py``). Everything an actor does to the world goes through its cell, and
+everything that happens to an actor (stop, kill, link exits, monitors) is
+settled here, in one place, without locks: the cell's bookkeeping runs
+synchronously on the trio thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+from collections import deque
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .actor import Actor
+from .context import ActorContext
+from .envelope import Envelope, ReplySlot
+from .errors import ActorExited, MailboxFull, StartFailed
+from .events import ActorExitedEvent, UnkillableFinished, UnkillableReported
+from .exits import ExitKind, ExitReason
+from .mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
+from .messages import PROBE, Down, Exit, MonitorRef, _Probe, _Stop
+from .ref import ActorRef
+from .timers import Timer, TimerQueue
+
+if TYPE_CHECKING:
+    from .host import ChildHost
+    from .system import ActorSystem
+
+log = logging.getLogger("actors")
+
+current_cell: ContextVar[ActorCell | None] = ContextVar("actors.current_cell", default=None)
+"""The cell whose task is running (None outside actors)."""
+
+THROUGHPUT = 64
+"""Messages an actor handles back to back before it yields to other tasks."""
+
+RECENT_EXITS = 16
+"""Exits of children remembered per actor for introspection."""
+
+
+class State(enum.Enum):
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    EXITED = "exited"
+
+
+class ActorCell:
+    """Runtime state of one actor incarnation. Internal: actor code uses ``ActorContext``."""
+
+    __slots__ = (
+        "_cleanup_scope",
+        "_current",
+        "_current_deferred",
+        "_deferred",
+        "_exited_event",
+        "_host",
+        "_kill_reason",
+        "_links",
+        "_liveness",
+        "_monitors",
+        "_probe_pending",
+        "_scope",
+        "_start_slot",
+        "_stop_deadline",
+        "_stop_requested",
+        "_timers",
+        "actor",
+        "actor_class",
+        "children",
+        "exit_reason",
+        "id",
+        "last_activity",
+        "last_beat",
+        "linked_to_parent",
+        "mailbox",
+        "parent",
+        "path",
+        "recent_exits",
+        "ref",
+        "registered_name",
+        "restarts",
+        "shutdown_budget",
+        "started_at",
+        "state",
+        "system",
+        "trap_exits",
+        "unkillable",
+    )
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        actor: Actor,
+        parent: ActorCell | None,
+        cell_id: int,
+        path: str,
+        mailbox: MailboxConfig,
+        shutdown_budget: float,
+        restarts: int,
+    ) -> None:
+        now = trio.current_time()
+        self.system = system
+        self.actor: Actor | None = actor
+        self.actor_class = type(actor).__qualname__
+        self.parent = parent
+        self.id = cell_id
+        self.path = path
+        self.ref = ActorRef(self)
+        self.mailbox = Mailbox(path, mailbox, self._on_drop)
+        self.shutdown_budget = shutdown_budget
+        self.restarts = restarts
+        self.state = State.STARTING
+        self.exit_reason: ExitReason | None = None
+        self.trap_exits = actor.trap_exits
+        self.linked_to_parent = True
+        self.registered_name: str | None = None
+        self.unkillable = False
+        self.started_at = now
+        self.last_beat = now
+        self.last_activity: str | None = None
+        self.children: dict[str, ActorCell] | None = None
+        self.recent_exits: deque[tuple[str, ExitReason, float]] | None = None
+        self._host: ChildHost | None = None
+        self._scope: trio.CancelScope | None = None
+        self._cleanup_scope: trio.CancelScope | None = None
+        self._kill_reason: ExitReason | None = None
+        self._stop_deadline = math.inf
+        self._stop_requested = False
+        self._exited_event: trio.Event | None = None
+        self._start_slot: ReplySlot | None = None
+        self._current: Envelope | None = None
+        self._current_deferred = False
+        self._deferred: set[ReplySlot] | None = None
+        self._monitors: dict[MonitorRef, ActorCell | None] | None = None
+        self._links: set[ActorCell] | None = None
+        self._timers: TimerQueue | None = None
+        self._liveness: dict[ActorCell, Timer] | None = None
+        self._probe_pending = False
+        actor.ctx = ActorContext(self)
+
+    # == the task ====================================================================
+
+    async def run(self) -> None:
+        """The actor's task: start hook, receive loop, then bounded cleanup."""
+        current_cell.set(self)
+        actor = self.actor
+        assert actor is not None
+        reason: ExitReason | None = None
+        try:
+            with trio.CancelScope() as scope:
+                self._scope = scope
+                if self._kill_reason is not None:
+                    scope.cancel()
+                try:
+                    if self._start_slot is not None:
+                        await actor.on_start()
+                        slot, self._start_slot = self._start_slot, None
+                        slot.set_value(None)
+                    reason = await self._loop(actor)
+                except Exception as exc:
+                    reason = ExitReason.from_exception(exc, where=f"{self.path} {self._phase()}")
+            if reason is None:
+                reason = self._kill_reason or ExitReason.cancelled(by=None)
+        except trio.Cancelled as exc:
+            # Cancelled from outside: the parent's host nursery or the system.
+            # That is a hard stop, so cleanup gets the short kill grace.
+            if self._kill_reason is None:
+                self._kill_reason = ExitReason.cancelled(
+                    by=self.parent.path if self.parent is not None else self.system.name,
+                    detail=exc.reason or "",
+                )
+            reason = self._kill_reason
+            raise
+        except BaseException as exc:
+            reason = ExitReason.from_exception(exc, where=f"{self.path} {self._phase()}")
+            raise
+        finally:
+            self._scope = None
+            await self._terminate(reason or ExitReason.cancelled(by=None))
+
+    def _phase(self) -> str:
+        if self._start_slot is not None:
+            return "in on_start"
+        if self._current is not None:
+            return f"in receive({type(self._current.message).__name__})"
+        return "in receive loop"
+
+    async def _loop(self, actor: Actor) -> ExitReason:
+        mailbox = self.mailbox
+        budget = THROUGHPUT
+        self.state = State.RUNNING
+        while True:
+            item = mailbox.get_nowait()
+            if item is None:
+                budget = THROUGHPUT
+                timers = self._timers
+                if timers:
+                    if timers.fire_due(trio.current_time()):
+                        continue
+                    await mailbox.wait(timers.next_deadline())
+                else:
+                    await mailbox.wait()
+                continue
+            self.last_beat = trio.current_time()
+            if type(item) is Envelope:
+                self._current = item
+                result = await actor.receive(item.message)
+                reply = item.reply
+                if reply is not None and not self._current_deferred:
+                    self._deliver_reply(reply, result)
+                self._current = None
+                self._current_deferred = False
+            elif type(item) is _Stop:
+                return item.reason
+            elif type(item) is _Probe:
+                self._probe_pending = False
+            else:  # Down, Exit, Stale: notices for the actor's own handler
+                await actor.receive(item)
+            budget -= 1
+            if not budget:
+                budget = THROUGHPUT
+                if self._timers:
+                    self._timers.fire_due(trio.current_time())
+                await trio.lowlevel.checkpoint()
+
+    def _deliver_reply(self, reply: ReplySlot, value: Any) -> None:
+        if not reply.set_value(value):
+            self.system.dead_letters.record(self.path, value, "late reply (caller gave up)", None)
+
+    # == stopping ====================================================================
+
+    def request_stop(self, reason: ExitReason, deadline: float = math.inf) -> None:
+        """Queue a graceful stop, served after the current message.
+
+        A later request can only bring the deadline closer.
+        """
+        if deadline < self._stop_deadline:
+            self._stop_deadline = deadline
+        if not self._stop_requested and self.state is not State.EXITED:
+            self._stop_requested = True
+            self.mailbox.put_system(_Stop(reason))
+
+    def kill(self, reason: ExitReason) -> None:
+        """Hard stop: cancel the actor's scope, and its cleanup scope if it is cleaning up."""
+        if self.state is State.EXITED:
+            return
+        if self._kill_reason is None:
+            self._kill_reason = reason
+        if self._scope is not None:
+            self._scope.cancel(reason=reason.describe())
+        if self._cleanup_scope is not None:
+            self._cleanup_scope.cancel(reason=reason.describe())
+
+    async def stop(self, reason: ExitReason, timeout: float | None) -> ExitReason:
+        """Graceful stop until a deadline, then kill, then report unkillable (``ActorRef.stop``)."""
+        if self.state is State.EXITED:
+            await trio.lowlevel.checkpoint()
+            assert self.exit_reason is not None
+            return self.exit_reason
+        caller = current_cell.get()
+        if caller is self:
+            raise RuntimeError(f"actor {self.path} cannot wait for its own stop; use ctx.stop()")
+        if caller is not None and caller is self.parent:
+            # Like an OTP supervisor: unlink before stopping, so the exit we
+            # caused does not come back to us as a link signal.
+            self.linked_to_parent = False
+        budget = self.shutdown_budget if timeout is None else timeout
+        if budget < 0:
+            raise ValueError(f"stop timeout must be >= 0 seconds, got {timeout!r}")
+        deadline = trio.current_time() + budget
+        self.request_stop(reason, deadline)
+        try:
+            if await self._wait_exit_until(deadline):
+                assert self.exit_reason is not None
+                return self.exit_reason
+        except trio.Cancelled:
+            self.kill(ExitReason.killed("its stopper was cancelled", by=_path_of(caller)))
+            raise
+        return await self.kill_and_wait(
+            ExitReason.killed(f"did not stop within {budget:g}s", by=_path_of(caller))
+        )
+
+    async def kill_and_wait(self, reason: ExitReason) -> ExitReason:
+        """Kill, wait up to the system's kill grace, report unkillable if it did not exit."""
+        if self.state is State.EXITED:
+            await trio.lowlevel.checkpoint()
+            assert self.exit_reason is not None
+            return self.exit_reason
+        if current_cell.get() is self:
+            raise RuntimeError(f"actor {self.path} cannot kill itself and wait; raise instead")
+        self.kill(reason)
+        grace = self.system.kill_grace
+        if await self._wait_exit_until(trio.current_time() + grace):
+            assert self.exit_reason is not None
+            return self.exit_reason
+        return self.report_unkillable(f"still running {grace:g}s after being cancelled")
+
+    def report_unkillable(self, detail: str) -> ExitReason:
+        """Record that this actor ignores cancellation; its owner will move on without it."""
+        if not self.unkillable:
+            self.unkillable = True
+            self.system.note_unkillable(self)
+            self.system.events.publish(UnkillableReported(self.path, detail))
+            log.error("actor %s is unkillable: %s", self.path, detail)
+        return ExitReason.unkillable(f"{self.path}: {detail}")
+
+    async def _wait_exit_until(self, deadline: float) -> bool:
+        if self.state is State.EXITED:
+            return True
+        event = self._exited_event
+        if event is None:
+            event = self._exited_event = trio.Event()
+        with trio.move_on_at(deadline):
+            await event.wait()
+        return self.exit_reason is not None
+
+    async def wait_exited(self) -> ExitReason:
+        """Wait, without a bound, until the actor has exited."""
+        await self._wait_exit_until(math.inf)
+        assert self.exit_reason is not None
+        return self.exit_reason
+
+    # == cleanup =====================================================================
+
+    def _cleanup_deadline(self) -> float:
+        now = trio.current_time()
+        if self._kill_reason is not None:
+            return now + self.system.kill_grace
+        if self._stop_deadline < math.inf:
+            return self._stop_deadline
+        return now + self.shutdown_budget
+
+    async def _terminate(self, reason: ExitReason) -> None:
+        """Stop children, run the stop hook, then settle everything. Never raises."""
+        self.state = State.STOPPING
+        try:
+            if self.children or self._host is not None:
+                await self._stop_children()
+            actor = self.actor
+            if actor is not None and type(actor).on_stop is not Actor.on_stop:
+                reason = await self._run_stop_hook(actor, reason)
+        finally:
+            self._finalize(reason)
+
+    async def _run_stop_hook(self, actor: Actor, reason: ExitReason) -> ExitReason:
+        with trio.CancelScope(shield=True, deadline=self._cleanup_deadline()) as scope:
+            self._cleanup_scope = scope
+            try:
+                await actor.on_stop(reason)
+            except Exception as exc:
+                return ExitReason(
+                    ExitKind.ERROR,
+                    f"{self.path} in on_stop: {type(exc).__name__}: {exc}",
+                    error=exc,
+                    traceback=ExitReason.from_exception(exc).traceback,
+                    cause=reason,
+                )
+            finally:
+                self._cleanup_scope = None
+        if scope.cancelled_caught:
+            by = self._kill_reason.by if self._kill_reason is not None else None
+            return ExitReason.killed("stop hook did not finish within its budget", by=by)
+        return reason
+
+    async def _stop_children(self) -> None:
+        """Stop children in reverse start order; cancel them all if killed or out of time."""
+        graceful = self._kill_reason is None
+        if graceful and self.children:
+            with trio.CancelScope(shield=True, deadline=self._cleanup_deadline()) as scope:
+                self._cleanup_scope = scope
+                try:
+                    for child in reversed(list(self.children.values())):
+                        if child.state is not State.EXITED and not child.unkillable:
+                            await child.stop(ExitReason.shutdown(), None)
+                finally:
+                    self._cleanup_scope = None
+            graceful = not scope.cancelled_caught
+        host = self._host
+        if host is None:
+            return
+        if not graceful:
+            host.cancel()
+            await self._await_children_gone(host)
+        host.close()
+
+    async def _await_children_gone(self, host: ChildHost) -> None:
+        """Wait while children keep exiting; report those that make no progress as unkillable."""
+        grace = self.system.kill_grace
+        with trio.CancelScope(shield=True):
+            while self.children:
+                before = len(self.children)
+                exited = host.next_exit()
+                with trio.move_on_after(grace):
+                    await exited.wait()
+                if self.children and len(self.children) == before:
+                    break
+        for child in list((self.children or {}).values()):
+            if child.state is not State.EXITED:
+                child.report_unkillable(f"did not exit {grace:g}s after its parent cancelled it")
+
+    def _finalize(self, reason: ExitReason) -> None:
+        """Settle an exit synchronously: replies, dead letters, monitors, links, parent."""
+        self.state = State.EXITED
+        self.exit_reason = reason
+        system = self.system
+        system.registry.release(self)
+        exited = ActorExited(self.path, reason)
+        for envelope in self.mailbox.close():
+            self._on_drop(envelope, "recipient exited")
+        if self._current is not None and self._current.reply is not None:
+            self._current.reply.set_error(exited)
+        self._current = None
+        if self._deferred:
+            for slot in self._deferred:
+                slot.set_error(exited)
+            self._deferred = None
+        start_failed = self._start_slot is not None
+        if self._start_slot is not None:
+            slot, self._start_slot = self._start_slot, None
+            slot.set_error(StartFailed(self.path, reason))
+        self._timers = None
+        self._liveness = None
+        if self._monitors:
+            for mref, watcher in self._monitors.items():
+                if watcher is not None:
+                    watcher.notify_down(mref, self.ref, reason)
+            self._monitors = None
+        if self._links:
+            for peer in self._links:
+                if peer._links is not None:
+                    peer._links.discard(self)
+                peer.on_link_exit(self, reason)
+            self._links = None
+        parent = self.parent
+        if parent is not None:
+            parent.on_child_exit(self, reason, signal=self.linked_to_parent and not start_failed)
+        else:
+            system.on_top_level_exit(self)
+        if self.unkillable:
+            system.events.publish(UnkillableFinished(self.path, reason))
+        if system.events.has_subscribers:
+            system.events.publish(ActorExitedEvent(self.path, self.actor_class, reason))
+        if reason.is_abnormal:
+            log.warning("actor %s exited: %s", self.path, reason.describe())
+        elif log.isEnabledFor(logging.DEBUG):
+            log.debug("actor %s exited: %s", self.path, reason.describe())
+        self.actor = None
+        self._host = None
+        if self._exited_event is not None:
+            self._exited_event.set()
+
+    # == notices from other cells =====================================================
+
+    def _on_drop(self, envelope: Envelope, why: str) -> None:
+        reply = envelope.reply
+        if reply is not None:
+            if why in (DROPPED_NEWEST, DROPPED_OLDEST):
+                reply.set_error(MailboxFull(self.path, self.mailbox.capacity))
+            else:
+                reply.set_error(ActorExited(self.path, self.exit_reason or ExitReason.noproc()))
+        sender = envelope.sender.path if envelope.sender is not None else None
+        self.system.dead_letters.record(self.path, envelope.message, why, sender)
+
+    def on_child_exit(self, child: ActorCell, reason: ExitReason, signal: bool) -> None:
+        """Bookkeeping for a child's exit, then link semantics if it was still linked."""
+        children = self.children
+        if children is not None and children.get(child.ref.name) is child:
+            del children[child.ref.name]
+        if self.recent_exits is None:
+            self.recent_exits = deque(maxlen=RECENT_EXITS)
+        self.recent_exits.append((child.path, reason, trio.current_time()))
+        if signal:
+            self.on_link_exit(child, reason)
+        if self._host is not None:
+            self._host.note_exit()
+
+    def on_link_exit(self, peer: ActorCell, reason: ExitReason) -> None:
+        """A linked actor exited: trap it as a message, or die too unless it was normal."""
+        if self.state is State.EXITED:
+            return
+        if self.trap_exits:
+            self.mailbox.put_system(Exit(peer.ref, reason))
+        elif not reason.is_normal and self.state is not State.STOPPING:
+            self.kill(ExitReason.linked(peer.path, reason))
+
+    def notify_down(self, mref: MonitorRef, target: ActorRef, reason: ExitReason) -> None:
+        if self.state is not State.EXITED:
+            self.mailbox.put_system(Down(mref, target, reason))
+
+    def probe(self) -> None:
+        """Queue a liveness probe unless one is already pending."""
+        if not self._probe_pending and self.state is not State.EXITED:
+            self._probe_pending = True
+            self.mailbox.put_system(PROBE)
+
+    # == wiring used by ActorContext =================================================
+
+    def add_monitor(self, mref: MonitorRef, watcher: ActorCell | None) -> bool:
+        """Register a monitor; False if this actor has already exited."""
+        if self.state is State.EXITED:
+            return False
+        if self._monitors is None:
+            self._monitors = {}
+        self._monitors[mref] = watcher
+        return True
+
+    def remove_monitor(self, mref: MonitorRef) -> None:
+        if self._monitors is not None:
+            self._monitors.pop(mref, None)
+
+    def add_link(self, peer: ActorCell) -> None:
+        if self._links is None:
+            self._links = set()
+        self._links.add(peer)
+
+    def remove_link(self, peer: ActorCell) -> None:
+        if self._links is not None:
+            self._links.discard(peer)
+
+    def timers(self) -> TimerQueue:
+        if self._timers is None:
+            self._timers = TimerQueue()
+        return self._timers
+
+    def wake_for_timer(self) -> None:
+        """Make an idle receive loop recompute its next timer deadline."""
+        self.mailbox.wake_receiver()
+
+    def liveness_watches(self) -> dict[ActorCell, Timer]:
+        if self._liveness is None:
+            self._liveness = {}
+        return self._liveness
+
+    def defer_current_reply(self) -> ReplySlot:
+        envelope = self._current
+        if envelope is None or envelope.reply is None:
+            raise RuntimeError(f"actor {self.path}: defer_reply() outside the handling of a call")
+        self._current_deferred = True
+        if self._deferred is None:
+            self._deferred = set()
+        self._deferred.add(envelope.reply)
+        return envelope.reply
+
+    def settle_deferred(self, slot: ReplySlot) -> None:
+        if self._deferred is not None:
+            self._deferred.discard(slot)
+
+    @property
+    def current_sender(self) -> ActorRef | None:
+        return self._current.sender if self._current is not None else None
+
+    async def host_nursery(self) -> trio.Nursery:
+        """The nursery this actor's children run in, created on first use."""
+        if self._host is None:
+            self._host = await self.system.open_host(self.path)
+        return self._host.nursery
+
+    # == introspection ==============================================================
+
+    def snapshot(self, now: float) -> dict[str, Any]:
+        """This actor and its subtree as plain data."""
+        state = "unkillable" if self.unkillable and self.exit_reason is None else self.state.value
+        out: dict[str, Any] = {
+            "path": self.path,
+            "id": self.id,
+            "class": self.actor_class,
+            "state": state,
+            "mailbox": _plain_stats(self.mailbox),
+            "restarts": self.restarts,
+            "heartbeat_age": now - self.last_beat,
+            "uptime": now - self.started_at,
+            "trap_exits": self.trap_exits,
+            "children": [c.snapshot(now) for c in (self.children or {}).values()],
+            "recent_exits": [
+                {"path": p, "reason": r.to_plain(), "age": now - t}
+                for p, r, t in (self.recent_exits or ())
+            ],
+        }
+        if self.registered_name is not None:
+            out["name"] = self.registered_name
+        if self.last_activity is not None:
+            out["last_activity"] = self.last_activity
+        if self.exit_reason is not None:
+            out["exit_reason"] = self.exit_reason.to_plain()
+        return out
+
+
+def _plain_stats(mailbox: Mailbox) -> dict[str, Any]:
+    return {
+        "depth": mailbox.depth,
+        "system_depth": mailbox.system_depth,
+        "high_water": mailbox.high_water,
+        "received": mailbox.received,
+        "dropped": mailbox.dropped,
+        "capacity": mailbox.capacity,
+        "overflow": mailbox.overflow.value,
+    }
+
+
+def _path_of(cell: ActorCell | None) -> str | None:
+    return cell.path if cell is not None else None
