@@ -44,6 +44,9 @@ THROUGHPUT = 64
 RECENT_EXITS = 16
 """Exits of children remembered per actor for introspection."""
 
+_LOUD_EXITS = frozenset({ExitKind.ERROR, ExitKind.KILLED, ExitKind.UNKILLABLE, ExitKind.STALE})
+"""Exit kinds logged as warnings; deliberate stops and cancellations are debug-level."""
+
 
 class State(enum.Enum):
     STARTING = "starting"
@@ -448,7 +451,7 @@ class ActorCell:
             system.events.publish(UnkillableFinished(self.path, reason))
         if system.events.has_subscribers:
             system.events.publish(ActorExitedEvent(self.path, self.actor_class, reason))
-        if reason.is_abnormal:
+        if reason.kind in _LOUD_EXITS:
             log.warning("actor %s exited: %s", self.path, reason.describe())
         elif log.isEnabledFor(logging.DEBUG):
             log.debug("actor %s exited: %s", self.path, reason.describe())

@@ -1,0 +1,28 @@
+"""``python -m bench <name>``: run a benchmark and print its table (or ``--json``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+BENCHMARKS = ("runtime",)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("name", choices=BENCHMARKS, help="which benchmark to run")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke run)")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions (median; default 5)")
+    args = parser.parse_args(argv)
+    if args.reps < 1:
+        parser.error(f"--reps must be >= 1, got {args.reps}")
+    if args.name == "runtime":
+        from . import runtime
+
+        return runtime.main(args.json, args.quick, args.reps)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

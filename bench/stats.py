@@ -1,0 +1,52 @@
+"""Small helpers shared by the benchmarks: repetition, medians, process memory, tables."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import trio
+
+
+async def median_seconds(
+    run: Callable[[], Awaitable[float | None]], reps: int, warmup: int = 1
+) -> float:
+    """Median duration of ``reps`` runs after ``warmup`` runs.
+
+    ``run`` may return its own measured duration (to exclude set-up); otherwise
+    the whole call is timed.
+    """
+    for _ in range(warmup):
+        await run()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        measured = await run()
+        samples.append(measured if measured is not None else time.perf_counter() - start)
+        await trio.lowlevel.checkpoint()
+    return statistics.median(samples)
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process, from /proc."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("VmRSS not found in /proc/self/status")
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain fixed-width table."""
+    cells = [[str(h) for h in headers]] + [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
