@@ -19,6 +19,7 @@ subclass ``Actor``::
 
 from .actor import Actor
 from .context import ActorContext, Reply
+from .deadletters import DeadLetters
 from .errors import (
     ActorError,
     ActorExited,
@@ -61,6 +62,7 @@ __all__ = [
     "CallTimeout",
     "CallToSelf",
     "DeadLetter",
+    "DeadLetters",
     "Down",
     "EventBus",
     "Exit",

@@ -31,6 +31,8 @@ class Actor:
     """Seconds a graceful stop may take (stop hook included) before the actor is killed."""
     trap_exits: ClassVar[bool] = False
     """If true, exits of linked actors and children arrive as ``Exit`` messages."""
+    stop_children_concurrently: ClassVar[bool] = False
+    """On stop, stop all children at once instead of one by one in reverse start order."""
 
     ctx: ActorContext
 

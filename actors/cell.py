@@ -69,6 +69,7 @@ class ActorCell:
         "_links",
         "_liveness",
         "_monitors",
+        "_notice",
         "_probe_pending",
         "_scope",
         "_start_slot",
@@ -141,6 +142,7 @@ class ActorCell:
         self._start_slot: ReplySlot | None = None
         self._current: Envelope | None = None
         self._current_deferred = False
+        self._notice: Any = None
         self._deferred: set[ReplySlot] | None = None
         self._monitors: dict[MonitorRef, ActorCell | None] | None = None
         self._links: set[ActorCell] | None = None
@@ -194,6 +196,8 @@ class ActorCell:
             return "in on_start"
         if self._current is not None:
             return f"in receive({type(self._current.message).__name__})"
+        if self._notice is not None:
+            return f"in receive({type(self._notice).__name__})"
         return "in receive loop"
 
     async def _loop(self, actor: Actor) -> ExitReason:
@@ -226,7 +230,9 @@ class ActorCell:
             elif type(item) is _Probe:
                 self._probe_pending = False
             else:  # Down, Exit, Stale: notices for the actor's own handler
+                self._notice = item
                 await actor.receive(item)
+                self._notice = None
             budget -= 1
             if not budget:
                 budget = THROUGHPUT
@@ -297,8 +303,11 @@ class ActorCell:
             await trio.lowlevel.checkpoint()
             assert self.exit_reason is not None
             return self.exit_reason
-        if current_cell.get() is self:
+        caller = current_cell.get()
+        if caller is self:
             raise RuntimeError(f"actor {self.path} cannot kill itself and wait; raise instead")
+        if caller is not None and caller is self.parent:
+            self.linked_to_parent = False  # the parent asked; the exit is its answer
         self.kill(reason)
         grace = self.system.kill_grace
         if await self._wait_exit_until(trio.current_time() + grace):
@@ -310,6 +319,15 @@ class ActorCell:
         """Record that this actor ignores cancellation; its owner will move on without it."""
         if not self.unkillable:
             self.unkillable = True
+            # Detach it so that its owner can finish and a replacement can take
+            # its name and path; it stays listed in ``system.unkillable()``.
+            parent = self.parent
+            if parent is not None and parent.children is not None:
+                if parent.children.get(self.ref.name) is self:
+                    del parent.children[self.ref.name]
+                if parent._host is not None:
+                    parent._host.note_exit()
+            self.system.registry.release(self)
             self.system.note_unkillable(self)
             self.system.events.publish(UnkillableReported(self.path, detail))
             log.error("actor %s is unkillable: %s", self.path, detail)
@@ -377,11 +395,17 @@ class ActorCell:
         """Stop children in reverse start order; cancel them all if killed or out of time."""
         graceful = self._kill_reason is None
         if graceful and self.children:
+            children = [c for c in reversed(list(self.children.values())) if not c.unkillable]
             with trio.CancelScope(shield=True, deadline=self._cleanup_deadline()) as scope:
                 self._cleanup_scope = scope
                 try:
-                    for child in reversed(list(self.children.values())):
-                        if child.state is not State.EXITED and not child.unkillable:
+                    actor = self.actor
+                    if actor is not None and actor.stop_children_concurrently:
+                        async with trio.open_nursery() as nursery:
+                            for child in children:
+                                nursery.start_soon(child.stop, ExitReason.shutdown(), None)
+                    else:
+                        for child in children:
                             await child.stop(ExitReason.shutdown(), None)
                 finally:
                     self._cleanup_scope = None

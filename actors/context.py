@@ -34,6 +34,12 @@ class Reply:
         self._cell = cell
         self._slot = slot
 
+    @property
+    def caller_gave_up(self) -> bool:
+        """True once the caller timed out or was cancelled (a reply would be discarded)."""
+        abandoned: bool = self._slot.abandoned
+        return abandoned
+
     def send(self, value: Any) -> bool:
         """Deliver the reply; False if the caller already gave up (it is then a dead letter)."""
         self._cell.settle_deferred(self._slot)

@@ -223,7 +223,7 @@ class ActorSystem:
                 "total": self.dead_letters.total,
                 "by_reason": dict(self.dead_letters.by_reason),
             },
-            "unkillable": [r.path for r in self.unkillable()],
+            "unkillable": [r._cell.snapshot(now) for r in self.unkillable()],
             "children": [c.snapshot(now) for c in self._top.values()],
             "recent_exits": [
                 {"path": p, "reason": r.to_plain(), "age": now - t}

@@ -1,1 +1,91 @@
-"""Supervision trees on top of ``actors`` (OTP semantics). Being built: see issue 3."""
+"""Supervision trees on ``actors``, with Erlang/OTP supervisor semantics.
+
+A ``Supervisor`` is an actor that starts children from ``ChildSpec``s, traps
+their exits and restarts them per their restart type and its strategy
+(one_for_one, one_for_all, rest_for_one), within a restart intensity; beyond
+it, it escalates to its own parent. ``DynamicSupervisor`` starts children from
+one template at runtime. ``run_application`` runs a tree with signal handling.
+This package knows nothing about agents.
+"""
+
+from .admin import ChildCounts, ChildInfo, SupervisorClient
+from .application import ExitCode, run, run_application
+from .backoff import Backoff
+from .dynamic import Admission, DynamicSupervisor
+from .errors import (
+    AlreadyPresent,
+    AlreadyStarted,
+    ChildNotFound,
+    ChildRestarting,
+    ChildRunning,
+    ChildStartFailed,
+    RestartIntensityExceeded,
+    SpecError,
+    SupervisorError,
+    TooManyChildren,
+)
+from .events import (
+    AutoShutdownTriggered,
+    ChildExited,
+    ChildStarted,
+    Escalated,
+    RestartFailed,
+    StaleDetected,
+)
+from .events import (
+    ChildRestarting as ChildRestartingEvent,
+)
+from .handle import ChildHandle, ChildState
+from .spec import (
+    BRUTAL,
+    IGNORE,
+    INFINITY,
+    AutoShutdown,
+    ChildSpec,
+    ChildType,
+    Restart,
+    Strategy,
+    SupervisorFlags,
+)
+from .supervisor import Supervisor
+
+__all__ = [
+    "BRUTAL",
+    "IGNORE",
+    "INFINITY",
+    "Admission",
+    "AlreadyPresent",
+    "AlreadyStarted",
+    "AutoShutdown",
+    "AutoShutdownTriggered",
+    "Backoff",
+    "ChildCounts",
+    "ChildExited",
+    "ChildHandle",
+    "ChildInfo",
+    "ChildNotFound",
+    "ChildRestarting",
+    "ChildRestartingEvent",
+    "ChildRunning",
+    "ChildSpec",
+    "ChildStartFailed",
+    "ChildStarted",
+    "ChildState",
+    "ChildType",
+    "DynamicSupervisor",
+    "Escalated",
+    "ExitCode",
+    "Restart",
+    "RestartFailed",
+    "RestartIntensityExceeded",
+    "SpecError",
+    "StaleDetected",
+    "Strategy",
+    "Supervisor",
+    "SupervisorClient",
+    "SupervisorError",
+    "SupervisorFlags",
+    "TooManyChildren",
+    "run",
+    "run_application",
+]

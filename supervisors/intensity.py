@@ -1,0 +1,32 @@
+"""Restart intensity: at most ``intensity`` restarts within a sliding ``period``."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from actors import ExitReason
+
+
+class RestartWindow:
+    """Remembers recent restarts and says when one more would exceed the limit."""
+
+    def __init__(self, intensity: int, period: float) -> None:
+        self.intensity = intensity
+        self.period = period
+        self._times: deque[float] = deque()
+        self.history: deque[tuple[str, ExitReason]] = deque(maxlen=max(intensity + 1, 10))
+        self.total = 0
+
+    def record(self, now: float, child_id: str, reason: ExitReason) -> bool:
+        """Count one restart at ``now``; True if that exceeds the limit."""
+        self.total += 1
+        self.history.append((child_id, reason))
+        times = self._times
+        times.append(now)
+        while times and times[0] <= now - self.period:
+            times.popleft()
+        return len(times) > self.intensity
+
+    def recent(self) -> int:
+        """Restarts currently inside the window."""
+        return len(self._times)

@@ -1,0 +1,467 @@
+"""``Supervisor``: an actor that starts, watches and restarts children (OTP semantics).
+
+The supervisor traps exits: a child's exit arrives as an ``Exit`` message and
+the child's restart type, the strategy and the restart intensity decide what
+happens. Children start one by one in spec order and stop in reverse order,
+each per its ``shutdown``. Exceeding the intensity raises
+``RestartIntensityExceeded`` in the supervisor, which stops its children in
+reverse order and exits with that error: its own parent's policy applies next.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from actors import (
+    Actor,
+    ActorRef,
+    Exit,
+    ExitKind,
+    ExitReason,
+    MailboxConfig,
+    Stale,
+    StartFailed,
+)
+
+from . import admin
+from .admin import ChildCounts, ChildInfo, Failure
+from .errors import (
+    AlreadyPresent,
+    AlreadyStarted,
+    ChildNotFound,
+    ChildRestarting,
+    ChildRunning,
+    ChildStartFailed,
+    RestartIntensityExceeded,
+    SpecError,
+)
+from .events import (
+    AutoShutdownTriggered,
+    ChildExited,
+    ChildStarted,
+    Escalated,
+    RestartFailed,
+    StaleDetected,
+    publish,
+)
+from .events import (
+    ChildRestarting as ChildRestartingEvent,
+)
+from .handle import ChildHandle, ChildState
+from .intensity import RestartWindow
+from .spec import IGNORE, AutoShutdown, ChildSpec, ChildType, Restart, Strategy, SupervisorFlags
+
+log = logging.getLogger("supervisors")
+
+
+@attrs.define(slots=True, eq=False)
+class _Child:
+    spec: ChildSpec
+    handle: ChildHandle
+    ref: ActorRef | None = None
+    restarts: int = 0
+    attempt: int = 0
+    last_failure: float = -math.inf
+
+
+@attrs.frozen(slots=True)
+class _Retry:
+    """Self-message: try again to start these children (in order)."""
+
+    ids: tuple[str, ...]
+
+
+class Supervisor(Actor):
+    """Supervises a list of child specs with a strategy and a restart intensity.
+
+    ``Supervisor(children, flags)`` or ``Supervisor(children, strategy=...,
+    intensity=..., period=...)``. Invalid specs or flags raise ``SpecError``
+    here, before anything starts.
+    """
+
+    trap_exits = True
+    shutdown_budget = math.inf
+    mailbox = MailboxConfig(capacity=10_000)
+
+    def __init__(
+        self,
+        children: Sequence[ChildSpec] = (),
+        flags: SupervisorFlags | None = None,
+        **flag_fields: Any,
+    ) -> None:
+        if flags is not None and flag_fields:
+            raise SpecError(f"pass flags or flag fields, not both (got {sorted(flag_fields)})")
+        try:
+            self.flags = flags if flags is not None else SupervisorFlags(**flag_fields)
+        except TypeError as exc:
+            raise SpecError(f"invalid supervisor flags: {exc}") from None
+        seen: set[str] = set()
+        for spec in children:
+            if not isinstance(spec, ChildSpec):
+                raise SpecError(f"invalid child spec: {spec!r} (expected a ChildSpec)")
+            if spec.id in seen:
+                raise SpecError(f"invalid child spec id: {spec.id!r} (duplicate)")
+            seen.add(spec.id)
+            self._check_significant(spec)
+        self._initial = list(children)
+        self._children: dict[str, _Child] = {}
+        self._by_ref: dict[ActorRef, _Child] = {}
+        self._window = RestartWindow(self.flags.intensity, self.flags.period)
+
+    def _check_significant(self, spec: ChildSpec) -> None:
+        if spec.significant and self.flags.auto_shutdown is AutoShutdown.NEVER:
+            raise SpecError(
+                f"invalid child spec significant: True for {spec.id!r} "
+                "(expected False when auto_shutdown is never)"
+            )
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def on_start(self) -> None:
+        for spec in self._initial:
+            child = self._add(spec)
+            try:
+                started = await self._start(child)
+            except StartFailed as exc:
+                # The runtime stops the children already started, in reverse order.
+                raise ChildStartFailed(spec.id, exc.reason) from None
+            if not started and spec.restart is Restart.TEMPORARY:
+                self._forget(child)
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        # Children were stopped by the runtime (reverse order, each per its shutdown).
+        for child in self._children.values():
+            child.handle.stopped()
+
+    # -- messages --------------------------------------------------------------------
+
+    async def receive(self, message: Any) -> Any:
+        kind = type(message)
+        if kind is Exit:
+            await self._on_exit(message.actor, message.reason)
+        elif kind is Stale:
+            await self._on_stale(message)
+        elif kind is _Retry:
+            await self._start_group(message.ids)
+        elif kind in _ADMIN:
+            return await getattr(self, _ADMIN[kind])(message)
+        else:
+            self.ctx.system.dead_letters.record(
+                self.ctx.path, message, "supervisor does not handle this message", None
+            )
+        return None
+
+    # -- starting --------------------------------------------------------------------
+
+    def _add(self, spec: ChildSpec) -> _Child:
+        handle = ChildHandle(
+            spec.id,
+            f"{self.ctx.path}/{spec.id}",
+            spec.stash_capacity,
+            self.ctx.system.dead_letters,
+        )
+        child = _Child(spec, handle)
+        self._children[spec.id] = child
+        return child
+
+    def _forget(self, child: _Child) -> None:
+        if self._children.get(child.spec.id) is child:
+            del self._children[child.spec.id]
+
+    async def _start(self, child: _Child) -> bool:
+        """Start one child; False if its factory returned IGNORE. Raises ``StartFailed``."""
+        spec = child.spec
+        path = child.handle.path
+        try:
+            actor = spec.make()
+        except Exception as exc:
+            reason = ExitReason.from_exception(exc, f"{path} start factory")
+            raise StartFailed(path, reason) from None
+        if actor is IGNORE:
+            child.handle.stopped()
+            return False
+        if not isinstance(actor, Actor):
+            raise StartFailed(
+                path,
+                ExitReason(ExitKind.ERROR, f"start factory returned {actor!r}, not an Actor"),
+            )
+        ref = await self.ctx.spawn(
+            actor,
+            name=spec.id,
+            mailbox=spec.mailbox,
+            shutdown=spec.shutdown,
+            restarts=child.restarts,
+        )
+        child.ref = ref
+        self._by_ref[ref] = child
+        child.handle.bind(ref)
+        if spec.liveness is not None:
+            self.ctx.watch_liveness(ref, spec.liveness)
+        publish(self.ctx, ChildStarted(self.ctx.path, spec.id, ref.path, child.restarts))
+        return True
+
+    # -- exits and restarts ----------------------------------------------------------
+
+    def _detach(self, child: _Child) -> ActorRef | None:
+        ref, child.ref = child.ref, None
+        if ref is not None:
+            self._by_ref.pop(ref, None)
+            self.ctx.unwatch_liveness(ref)
+        return ref
+
+    async def _stop_child(self, child: _Child) -> None:
+        """Stop a running child per its shutdown spec (unlinked: no Exit comes back)."""
+        ref = self._detach(child)
+        if ref is not None:
+            reason = await ref.stop(timeout=child.spec.shutdown)
+            publish(self.ctx, ChildExited(self.ctx.path, child.spec.id, ref.path, reason))
+
+    async def _on_exit(self, ref: ActorRef, reason: ExitReason) -> None:
+        child = self._by_ref.get(ref)
+        if child is None:
+            return  # an old incarnation, or not a child of ours
+        self._detach(child)
+        level = logging.WARNING if reason.is_abnormal else logging.INFO
+        publish(self.ctx, ChildExited(self.ctx.path, child.spec.id, ref.path, reason), level)
+        await self._after_exit(child, reason)
+
+    async def _on_stale(self, stale: Stale) -> None:
+        child = self._by_ref.get(stale.actor)
+        if child is None:
+            return
+        publish(
+            self.ctx,
+            StaleDetected(
+                self.ctx.path,
+                child.spec.id,
+                stale.actor.path,
+                stale.heartbeat_age,
+                stale.last_activity,
+            ),
+            logging.WARNING,
+        )
+        reason = ExitReason.stale(stale.heartbeat_age, by=self.ctx.path)
+        self._detach(child)
+        await stale.actor.kill(reason)  # unkillable children are reported by the runtime
+        publish(self.ctx, ChildExited(self.ctx.path, child.spec.id, stale.actor.path, reason))
+        await self._after_exit(child, reason)
+
+    async def _after_exit(self, child: _Child, reason: ExitReason) -> None:
+        spec = child.spec
+        if spec.restart is Restart.PERMANENT or (
+            spec.restart is Restart.TRANSIENT and reason.is_abnormal
+        ):
+            await self._restart(child, reason)
+            return
+        child.handle.stopped()
+        if spec.restart is Restart.TEMPORARY:
+            self._forget(child)
+        self._after_not_restarted(child)
+
+    def _after_not_restarted(self, child: _Child) -> None:
+        """Auto-shutdown: only exits the child made on its own, never admin or strategy stops."""
+        if not child.spec.significant:
+            return
+        mode = self.flags.auto_shutdown
+        if mode is AutoShutdown.ALL_SIGNIFICANT and any(
+            c.spec.significant and c.handle.state is not ChildState.STOPPED
+            for c in self._children.values()
+        ):
+            return
+        publish(self.ctx, AutoShutdownTriggered(self.ctx.path, child.spec.id))
+        self.ctx.stop(ExitReason.shutdown(f"auto_shutdown: significant child {child.spec.id!r}"))
+
+    def _count_restart(self, child_id: str, reason: ExitReason) -> None:
+        """Count one restart (or attempt); escalate when the intensity is exceeded."""
+        if self._window.record(trio.current_time(), child_id, reason):
+            history = list(self._window.history)
+            error = RestartIntensityExceeded(
+                self.ctx.path, self.flags.intensity, self.flags.period, history
+            )
+            publish(self.ctx, Escalated(self.ctx.path, str(error), tuple(history)), logging.ERROR)
+            raise error
+
+    def _group(self, child: _Child) -> list[_Child]:
+        strategy = self.flags.strategy
+        if strategy is Strategy.ONE_FOR_ONE:
+            return [child]
+        order = list(self._children.values())
+        if strategy is Strategy.ONE_FOR_ALL:
+            return order
+        return order[order.index(child) :]
+
+    async def _restart(self, child: _Child, reason: ExitReason) -> None:
+        self._count_restart(child.spec.id, reason)
+        group = self._group(child)
+        for other in reversed(group):
+            if other is not child:
+                await self._stop_child(other)
+        restart: list[_Child] = []
+        for member in group:
+            if member is not child and member.spec.restart is Restart.TEMPORARY:
+                member.handle.stopped()  # temporary bystanders are never restarted
+                self._forget(member)
+            else:
+                member.handle.restarting()
+                restart.append(member)
+        ids = tuple(m.spec.id for m in restart)
+        delay = self._backoff_delay(child)
+        publish(self.ctx, ChildRestartingEvent(self.ctx.path, child.spec.id, child.attempt, delay))
+        if delay > 0:
+            self.ctx.send_after(delay, _Retry(ids))
+        else:
+            await self._start_group(ids)
+
+    def _backoff_delay(self, child: _Child) -> float:
+        backoff = self.flags.backoff
+        if backoff is None:
+            return 0.0
+        now = trio.current_time()
+        if now - child.last_failure > backoff.quiet_period:
+            child.attempt = 0
+        delay = backoff.delay(child.attempt)
+        child.attempt += 1
+        child.last_failure = now
+        return delay
+
+    async def _start_group(self, ids: tuple[str, ...]) -> None:
+        """Start, in order, the children of ``ids`` still waiting for a restart.
+
+        A start that fails is counted as a restart and retried later through a
+        self-message, so the supervisor stays responsive in between.
+        """
+        for index, child_id in enumerate(ids):
+            child = self._children.get(child_id)
+            if child is None or child.handle.state is not ChildState.RESTARTING:
+                continue  # deleted or terminated meanwhile
+            child.restarts += 1
+            try:
+                await self._start(child)
+            except StartFailed as exc:
+                publish(
+                    self.ctx,
+                    RestartFailed(self.ctx.path, child_id, exc.reason, child.restarts),
+                    logging.WARNING,
+                )
+                self._count_restart(child_id, exc.reason)
+                remaining = ids[index:]
+                self.ctx.send_after(self._backoff_delay(child), _Retry(remaining))
+                return
+
+    # -- administration --------------------------------------------------------------
+
+    def _find(self, key: str | ActorRef | ChildHandle) -> _Child | None:
+        if isinstance(key, ActorRef):
+            return self._by_ref.get(key)
+        if isinstance(key, ChildHandle):
+            key = key.id
+        return self._children.get(key)
+
+    async def _admin_start(self, request: admin.StartChild) -> Any:
+        spec = request.spec
+        if spec is None:
+            return Failure(SpecError("start_child needs a ChildSpec for a static supervisor"))
+        existing = self._children.get(spec.id)
+        if existing is not None:
+            if existing.ref is not None:
+                return Failure(AlreadyStarted(spec.id, existing.ref))
+            return Failure(AlreadyPresent(spec.id))
+        try:
+            self._check_significant(spec)
+        except SpecError as exc:
+            return Failure(exc)
+        return await self._start_new(spec)
+
+    async def _start_new(self, spec: ChildSpec) -> Any:
+        child = self._add(spec)
+        try:
+            started = await self._start(child)
+        except StartFailed as exc:
+            self._forget(child)
+            return Failure(exc)
+        if not started:
+            if spec.restart is Restart.TEMPORARY:
+                self._forget(child)
+            return None
+        return child.handle
+
+    async def _admin_terminate(self, request: admin.TerminateChild) -> Any:
+        child = self._find(request.child)
+        if child is None:
+            return Failure(ChildNotFound(request.child))
+        await self._stop_child(child)
+        child.handle.stopped()  # also ends a pending restart loop
+        if child.spec.restart is Restart.TEMPORARY:
+            self._forget(child)
+        self._after_terminate(child)
+        return None
+
+    def _after_terminate(self, child: _Child) -> None:
+        """Hook for subclasses (the dynamic supervisor admits queued starts)."""
+
+    async def _admin_restart(self, request: admin.RestartChild) -> Any:
+        child = self._children.get(request.child_id)
+        if child is None:
+            return Failure(ChildNotFound(request.child_id))
+        if child.handle.state is ChildState.RUNNING:
+            return Failure(ChildRunning(request.child_id))
+        if child.handle.state is ChildState.RESTARTING:
+            return Failure(ChildRestarting(request.child_id))
+        try:
+            started = await self._start(child)
+        except StartFailed as exc:
+            return Failure(exc)
+        return child.handle if started else None
+
+    async def _admin_delete(self, request: admin.DeleteChild) -> Any:
+        child = self._children.get(request.child_id)
+        if child is None:
+            return Failure(ChildNotFound(request.child_id))
+        if child.handle.state is ChildState.RUNNING:
+            return Failure(ChildRunning(request.child_id))
+        if child.handle.state is ChildState.RESTARTING:
+            return Failure(ChildRestarting(request.child_id))
+        self._forget(child)
+        return None
+
+    async def _admin_which(self, _: admin.WhichChildren) -> list[ChildInfo]:
+        return [
+            ChildInfo(c.spec.id, c.ref, c.handle.state.value, c.spec.type, c.restarts)
+            for c in self._children.values()
+        ]
+
+    async def _admin_count(self, _: admin.CountChildren) -> ChildCounts:
+        children = list(self._children.values())
+        supervisors = sum(1 for c in children if c.spec.type is ChildType.SUPERVISOR)
+        return ChildCounts(
+            specs=len(children),
+            active=sum(1 for c in children if c.ref is not None),
+            supervisors=supervisors,
+            workers=len(children) - supervisors,
+        )
+
+    async def _admin_get_spec(self, request: admin.GetChildSpec) -> Any:
+        child = self._children.get(request.child_id)
+        return child.spec if child is not None else Failure(ChildNotFound(request.child_id))
+
+    async def _admin_get_child(self, request: admin.GetChild) -> Any:
+        child = self._children.get(request.child_id)
+        return child.handle if child is not None else Failure(ChildNotFound(request.child_id))
+
+
+_ADMIN: dict[type, str] = {
+    admin.StartChild: "_admin_start",
+    admin.TerminateChild: "_admin_terminate",
+    admin.RestartChild: "_admin_restart",
+    admin.DeleteChild: "_admin_delete",
+    admin.WhichChildren: "_admin_which",
+    admin.CountChildren: "_admin_count",
+    admin.GetChildSpec: "_admin_get_spec",
+    admin.GetChild: "_admin_get_child",
+}
