@@ -44,6 +44,16 @@ THROUGHPUT = 64
 RECENT_EXITS = 16
 """Exits of children remembered per actor for introspection."""
 
+KILL_MARGIN = 0.1
+"""Fraction of the kill grace separating the cleanup deadlines of nested actors.
+
+After a kill an actor has until its hard deadline (kill grace from the kill) to
+finish cleaning up. The children it cancels get a hard deadline earlier by this
+margin, so that a child that uses all of its time is never mistaken for an
+unkillable one by its parent; whoever waits for the actor waits the margin
+longer than its hard deadline before calling it unkillable.
+"""
+
 _LOUD_EXITS = frozenset({ExitKind.ERROR, ExitKind.KILLED, ExitKind.UNKILLABLE, ExitKind.STALE})
 """Exit kinds logged as warnings; deliberate stops and cancellations are debug-level."""
 
@@ -64,6 +74,7 @@ class ActorCell:
         "_current_deferred",
         "_deferred",
         "_exited_event",
+        "_hard_deadline",
         "_host",
         "_kill_reason",
         "_links",
@@ -137,6 +148,7 @@ class ActorCell:
         self._cleanup_scope: trio.CancelScope | None = None
         self._kill_reason: ExitReason | None = None
         self._stop_deadline = math.inf
+        self._hard_deadline = math.inf
         self._stop_requested = False
         self._exited_event: trio.Event | None = None
         self._start_slot: ReplySlot | None = None
@@ -172,16 +184,20 @@ class ActorCell:
                     reason = await self._loop(actor)
                 except Exception as exc:
                     reason = ExitReason.from_exception(exc, where=f"{self.path} {self._phase()}")
-            if reason is None:
-                reason = self._kill_reason or ExitReason.cancelled(by=None)
+            if self._kill_reason is not None and (reason is None or not reason.is_abnormal):
+                # Killed, even if the loop then read a stop request before a checkpoint.
+                reason = self._kill_reason
+            elif reason is None:
+                reason = ExitReason.cancelled(by=None)
         except trio.Cancelled as exc:
             # Cancelled from outside: the parent's host nursery or the system.
-            # That is a hard stop, so cleanup gets the short kill grace.
+            # That is a hard stop, so cleanup gets the kill grace.
             if self._kill_reason is None:
                 self._kill_reason = ExitReason.cancelled(
                     by=self.parent.path if self.parent is not None else self.system.name,
                     detail=exc.reason or "",
                 )
+            self._enter_hard_mode()
             reason = self._kill_reason
             raise
         except BaseException as exc:
@@ -263,10 +279,24 @@ class ActorCell:
             return
         if self._kill_reason is None:
             self._kill_reason = reason
+        self._enter_hard_mode()
         if self._scope is not None:
             self._scope.cancel(reason=reason.describe())
         if self._cleanup_scope is not None:
             self._cleanup_scope.cancel(reason=reason.describe())
+
+    def _enter_hard_mode(self) -> None:
+        """From now on all cleanup must end by one hard deadline (kill grace from now)."""
+        if self._hard_deadline == math.inf:
+            self._hard_deadline = trio.current_time() + self.system.kill_grace
+
+    def tighten_hard_deadline(self, deadline: float) -> None:
+        """Bring the hard deadline (and a running cleanup scope) forward to ``deadline``."""
+        if deadline < self._hard_deadline:
+            self._hard_deadline = deadline
+            scope = self._cleanup_scope
+            if scope is not None and scope.deadline > deadline:
+                scope.deadline = deadline
 
     async def stop(self, reason: ExitReason, timeout: float | None) -> ExitReason:
         """Graceful stop until a deadline, then kill, then report unkillable (``ActorRef.stop``)."""
@@ -277,13 +307,13 @@ class ActorCell:
         caller = current_cell.get()
         if caller is self:
             raise RuntimeError(f"actor {self.path} cannot wait for its own stop; use ctx.stop()")
+        budget = self.shutdown_budget if timeout is None else timeout
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or not budget >= 0:
+            raise ValueError(f"stop timeout must be a number of seconds >= 0, got {timeout!r}")
         if caller is not None and caller is self.parent:
             # Like an OTP supervisor: unlink before stopping, so the exit we
             # caused does not come back to us as a link signal.
             self.linked_to_parent = False
-        budget = self.shutdown_budget if timeout is None else timeout
-        if budget < 0:
-            raise ValueError(f"stop timeout must be >= 0 seconds, got {timeout!r}")
         deadline = trio.current_time() + budget
         self.request_stop(reason, deadline)
         try:
@@ -310,7 +340,7 @@ class ActorCell:
             self.linked_to_parent = False  # the parent asked; the exit is its answer
         self.kill(reason)
         grace = self.system.kill_grace
-        if await self._wait_exit_until(trio.current_time() + grace):
+        if await self._wait_exit_until(self._hard_deadline + KILL_MARGIN * grace):
             assert self.exit_reason is not None
             return self.exit_reason
         return self.report_unkillable(f"still running {grace:g}s after being cancelled")
@@ -322,7 +352,9 @@ class ActorCell:
             # Detach it so that its owner can finish and a replacement can take
             # its name and path; it stays listed in ``system.unkillable()``.
             parent = self.parent
-            if parent is not None and parent.children is not None:
+            if parent is None:
+                self.system.detach_top_level(self)
+            elif parent.children is not None:
                 if parent.children.get(self.ref.name) is self:
                     del parent.children[self.ref.name]
                 if parent._host is not None:
@@ -352,12 +384,11 @@ class ActorCell:
     # == cleanup =====================================================================
 
     def _cleanup_deadline(self) -> float:
-        now = trio.current_time()
-        if self._kill_reason is not None:
-            return now + self.system.kill_grace
+        if self._hard_deadline < math.inf:
+            return self._hard_deadline
         if self._stop_deadline < math.inf:
             return self._stop_deadline
-        return now + self.shutdown_budget
+        return trio.current_time() + self.shutdown_budget
 
     async def _terminate(self, reason: ExitReason) -> None:
         """Stop children, run the stop hook, then settle everything. Never raises."""
@@ -368,6 +399,12 @@ class ActorCell:
             actor = self.actor
             if actor is not None and type(actor).on_stop is not Actor.on_stop:
                 reason = await self._run_stop_hook(actor, reason)
+            if self._kill_reason is not None and not reason.is_abnormal:
+                # Killed while stopping: the stop did not finish in its budget.
+                reason = ExitReason.killed(
+                    f"killed while stopping ({self._kill_reason.describe()})",
+                    by=self._kill_reason.by,
+                )
         finally:
             self._finalize(reason)
 
@@ -409,29 +446,37 @@ class ActorCell:
                             await child.stop(ExitReason.shutdown(), None)
                 finally:
                     self._cleanup_scope = None
-            graceful = not scope.cancelled_caught
+            if scope.cancelled_caught:
+                graceful = False
+                if self._kill_reason is None:
+                    # Out of budget before the children were stopped.
+                    self._kill_reason = ExitReason.killed(
+                        "did not stop its children within its shutdown budget"
+                    )
         host = self._host
         if host is None:
             return
         if not graceful:
+            self._enter_hard_mode()
+            margin = KILL_MARGIN * self.system.kill_grace
+            for child in list((self.children or {}).values()):
+                child.tighten_hard_deadline(max(self._hard_deadline - margin, trio.current_time()))
             host.cancel()
             await self._await_children_gone(host)
         host.close()
 
     async def _await_children_gone(self, host: ChildHost) -> None:
-        """Wait while children keep exiting; report those that make no progress as unkillable."""
-        grace = self.system.kill_grace
-        with trio.CancelScope(shield=True):
-            while self.children:
-                before = len(self.children)
-                exited = host.next_exit()
-                with trio.move_on_after(grace):
-                    await exited.wait()
-                if self.children and len(self.children) == before:
-                    break
+        """Wait for cancelled children until the hard deadline; report the rest unkillable."""
+        with trio.CancelScope(shield=True, deadline=self._hard_deadline) as scope:
+            self._cleanup_scope = scope
+            try:
+                while self.children:
+                    await host.next_exit().wait()
+            finally:
+                self._cleanup_scope = None
         for child in list((self.children or {}).values()):
             if child.state is not State.EXITED:
-                child.report_unkillable(f"did not exit {grace:g}s after its parent cancelled it")
+                child.report_unkillable("did not exit in time after its parent cancelled it")
 
     def _finalize(self, reason: ExitReason) -> None:
         """Settle an exit synchronously: replies, dead letters, monitors, links, parent."""

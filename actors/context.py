@@ -197,12 +197,16 @@ class ActorContext:
 
     def send_interval(self, period: float, message: Any) -> Timer:
         """Deliver ``message`` every ``period`` seconds until cancelled or the actor exits."""
-        if not period > 0:
+        if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
             raise ValueError(f"timer period must be > 0 seconds, got {period!r}")
         return self._add_timer(period, period, message)
 
     def _add_timer(self, delay: float, period: float | None, message: Any) -> Timer:
-        if not (delay >= 0 and delay < math.inf):
+        if (
+            isinstance(delay, bool)
+            or not isinstance(delay, int | float)
+            or not (0 <= delay < math.inf)
+        ):
             raise ValueError(f"timer delay must be a finite number >= 0, got {delay!r}")
         cell = self._cell
 

@@ -79,7 +79,7 @@ class ActorRef:
             raise CallToSelf(self.path)
         if timeout is None:
             timeout = cell.system.call_timeout
-        elif not timeout > 0:
+        elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"call timeout must be > 0 seconds, got {timeout!r}")
         if cell.exit_reason is not None:
             await trio.lowlevel.checkpoint()

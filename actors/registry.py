@@ -28,13 +28,17 @@ class Registry:
             raise NameTaken(cell.path, holder.path)
         self._by_path[cell.path] = cell
 
-    def register(self, name: str, cell: ActorCell) -> None:
-        """Give ``cell`` the system-wide ``name``; raises ``NameTaken`` on a duplicate."""
+    def check_free(self, name: str) -> None:
+        """Raise ``ValueError`` for a malformed name, ``NameTaken`` for a used one."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"registered name must be a non-empty str, got {name!r}")
         holder = self._by_name.get(name)
         if holder is not None:
             raise NameTaken(name, holder.path)
+
+    def register(self, name: str, cell: ActorCell) -> None:
+        """Give ``cell`` the system-wide ``name``; raises ``NameTaken`` on a duplicate."""
+        self.check_free(name)
         self._by_name[name] = cell
         cell.registered_name = name
 

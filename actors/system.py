@@ -27,11 +27,16 @@ from .registry import Registry
 log = logging.getLogger("actors")
 
 
-def _check_budget(field: str, value: float | None) -> None:
+def _check_budget(field: str, value: float | None, *, positive: bool = False) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise ValueError(f"{field} must be a number of seconds >= 0 (or math.inf), got {value!r}")
+    bound = "> 0" if positive else ">= 0"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (value > 0 if positive else value >= 0)
+    ):
+        raise ValueError(f"{field} must be a number of seconds {bound} or math.inf, got {value!r}")
 
 
 class ActorSystem:
@@ -45,7 +50,7 @@ class ActorSystem:
         self, name: str, nursery: trio.Nursery, *, kill_grace: float, call_timeout: float
     ) -> None:
         _check_budget("kill_grace", kill_grace)
-        _check_budget("call_timeout", call_timeout)
+        _check_budget("call_timeout", call_timeout, positive=True)
         self.name = name
         self.kill_grace = kill_grace
         self.call_timeout = call_timeout
@@ -132,6 +137,8 @@ class ActorSystem:
         if segment in siblings:
             raise NameTaken(segment, siblings[segment].path)
         path = f"{parent.path if parent is not None else ''}/{segment}"
+        if register is not None:
+            self.registry.check_free(register)  # before the actor instance is used up
         cell = ActorCell(
             self,
             actor,
@@ -191,14 +198,18 @@ class ActorSystem:
 
     # -- bookkeeping ---------------------------------------------------------------
 
-    def on_top_level_exit(self, cell: ActorCell) -> None:
+    def detach_top_level(self, cell: ActorCell) -> None:
+        """Free a top-level name (the actor exited, or was reported unkillable)."""
         if self._top.get(cell.ref.name) is cell:
             del self._top[cell.ref.name]
-        assert cell.exit_reason is not None
-        self._recent_exits.append((cell.path, cell.exit_reason, trio.current_time()))
         if self._top_exit is not None:
             self._top_exit.set()
             self._top_exit = None
+
+    def on_top_level_exit(self, cell: ActorCell) -> None:
+        self.detach_top_level(cell)
+        assert cell.exit_reason is not None
+        self._recent_exits.append((cell.path, cell.exit_reason, trio.current_time()))
 
     def note_unkillable(self, cell: ActorCell) -> None:
         self._unkillable[cell.id] = cell

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-BENCHMARKS = ("runtime",)
+BENCHMARKS = ("runtime", "supervision")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
         from . import runtime
 
         return runtime.main(args.json, args.quick, args.reps)
-    return 2
+    from . import supervision
+
+    return supervision.main(args.json, args.quick, args.reps)
 
 
 if __name__ == "__main__":

@@ -84,20 +84,27 @@ class ChildHandle:
 
     async def cast(self, message: Any) -> bool:
         """Send to the current incarnation, or stash while it restarts."""
+        # Decide and enqueue with no checkpoint in between: a restart that binds
+        # the new incarnation during a checkpoint would strand a stashed message.
+        await trio.lowlevel.checkpoint_if_cancelled()
         if self._stashing():
-            await trio.lowlevel.checkpoint()
-            if len(self._stash) >= self.stash_capacity:
-                self._dead.record(self.path, message, "stash full during restart", None)
-                return False
-            self._stash.append(message)
-            self.stashed_total += 1
-            return True
+            queued = self._stash_nowait(message)
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return queued
         ref = self._ref
         if ref is None:
-            await trio.lowlevel.checkpoint()
             self._dead.record(self.path, message, "child not running", None)
+            await trio.lowlevel.cancel_shielded_checkpoint()
             return False
         return await ref.cast(message)
+
+    def _stash_nowait(self, message: Any) -> bool:
+        if len(self._stash) >= self.stash_capacity:
+            self._dead.record(self.path, message, "stash full during restart", None)
+            return False
+        self._stash.append(message)
+        self.stashed_total += 1
+        return True
 
     async def call(self, message: Any, timeout: float | None = None) -> Any:
         """Call the current incarnation, waiting (within ``timeout``) for a restart to finish.
