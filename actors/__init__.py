@@ -42,6 +42,7 @@ from .events import (
     UnkillableReported,
 )
 from .exits import ExitKind, ExitReason
+from .gc_tuning import tune_gc
 from .liveness import LivenessSpec
 from .mailbox import MailboxConfig, MailboxStats, Overflow
 from .messages import Down, Exit, MonitorRef, Stale
@@ -88,4 +89,5 @@ __all__ = [
     "UnkillableFinished",
     "UnkillableReported",
     "open_system",
+    "tune_gc",
 ]

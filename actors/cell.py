@@ -223,14 +223,16 @@ class ActorCell:
         while True:
             item = mailbox.get_nowait()
             if item is None:
-                budget = THROUGHPUT
                 timers = self._timers
                 if timers:
                     if timers.fire_due(trio.current_time()):
+                        # Timer messages count against the budget like any other,
+                        # so a zero-delay timer loop still yields every THROUGHPUT.
                         continue
                     await mailbox.wait(timers.next_deadline())
                 else:
                     await mailbox.wait()
+                budget = THROUGHPUT  # we just yielded
                 continue
             self.last_beat = trio.current_time()
             if type(item) is Envelope:
@@ -314,6 +316,12 @@ class ActorCell:
             # Like an OTP supervisor: unlink before stopping, so the exit we
             # caused does not come back to us as a link signal.
             self.linked_to_parent = False
+        if budget == 0:
+            # Brutal: no graceful phase at all (OTP's brutal_kill), so the result is
+            # always 'killed', never a race with a stop request.
+            return await self.kill_and_wait(
+                ExitReason.killed("brutal shutdown (budget 0)", by=_path_of(caller))
+            )
         deadline = trio.current_time() + budget
         self.request_stop(reason, deadline)
         try:

@@ -315,12 +315,22 @@ def render(results: dict[str, Any]) -> str:
         ("memory_ratio", "bytes per idle", *details["bytes_per_idle"].values()),
         ("cast_ratio", "msgs/s", *details["cast_msgs_per_s"].values()),
         ("call_ratio", "round trip (us)", *details["call_round_trip_us"].values()),
-        ("cancel_ratio", f"cancel {details['sizes']['cancel']} (ms)",
-         *details["cancel_all_ms"].values()),
+        (
+            "cancel_ratio",
+            f"cancel {details['sizes']['cancel']} (ms)",
+            *details["cancel_all_ms"].values(),
+        ),
     ]
     table = [
-        (key, what, actors, raw, results[key], f"{TARGETS[key][0]} {TARGETS[key][1]:g}",
-         "yes" if results["targets_met"][key] else "NO")
+        (
+            key,
+            what,
+            actors,
+            raw,
+            results[key],
+            f"{TARGETS[key][0]} {TARGETS[key][1]:g}",
+            "yes" if results["targets_met"][key] else "NO",
+        )
         for key, what, actors, raw in rows
     ]
     header = ("figure", "measure", "actors", "raw trio", "ratio", "target", "met")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,6 +22,7 @@ async def median_seconds(
         await run()
     samples = []
     for _ in range(reps):
+        gc.collect()  # each repetition starts without the previous one's garbage
         start = time.perf_counter()
         measured = await run()
         samples.append(measured if measured is not None else time.perf_counter() - start)

@@ -67,7 +67,10 @@ class _Child:
     ref: ActorRef | None = None
     restarts: int = 0
     attempt: int = 0
-    last_failure: float = -math.inf
+    """Consecutive restarts, for backoff; reset once an incarnation runs quietly."""
+    running_since: float | None = None
+    generation: int = 0
+    """Which scheduled restart this child waits for (stale retries are ignored)."""
 
 
 @attrs.frozen(slots=True)
@@ -75,6 +78,7 @@ class _Retry:
     """Self-message: try again to start these children (in order)."""
 
     ids: tuple[str, ...]
+    generation: int
 
 
 class Supervisor(Actor):
@@ -97,10 +101,15 @@ class Supervisor(Actor):
     ) -> None:
         if flags is not None and flag_fields:
             raise SpecError(f"pass flags or flag fields, not both (got {sorted(flag_fields)})")
+        if flags is not None and not isinstance(flags, SupervisorFlags):
+            raise SpecError(f"invalid supervisor flags: {flags!r} (expected SupervisorFlags)")
+        if isinstance(children, ChildSpec) or not isinstance(children, Sequence):
+            raise SpecError(f"invalid children: {children!r} (expected a sequence of ChildSpec)")
         try:
             self.flags = flags if flags is not None else SupervisorFlags(**flag_fields)
         except TypeError as exc:
             raise SpecError(f"invalid supervisor flags: {exc}") from None
+        self._generation = 0
         seen: set[str] = set()
         for spec in children:
             if not isinstance(spec, ChildSpec):
@@ -135,8 +144,12 @@ class Supervisor(Actor):
                 self._forget(child)
 
     async def on_stop(self, reason: ExitReason) -> None:
-        # Children were stopped by the runtime (reverse order, each per its shutdown).
-        for child in self._children.values():
+        # The runtime has stopped the children (reverse order, each per its shutdown).
+        for child in reversed(list(self._children.values())):  # the order they stopped in
+            ref = self._detach(child)
+            if ref is not None and ref.exit_reason is not None:
+                exited = ChildExited(self.ctx.path, child.spec.id, ref.path, ref.exit_reason)
+                publish(self.ctx, exited)
             child.handle.stopped()
 
     # -- messages --------------------------------------------------------------------
@@ -148,7 +161,7 @@ class Supervisor(Actor):
         elif kind is Stale:
             await self._on_stale(message)
         elif kind is _Retry:
-            await self._start_group(message.ids)
+            await self._start_group(message.ids, message.generation)
         elif kind in _ADMIN:
             return await getattr(self, _ADMIN[kind])(message)
         else:
@@ -199,6 +212,7 @@ class Supervisor(Actor):
             restarts=child.restarts,
         )
         child.ref = ref
+        child.running_since = trio.current_time()
         self._by_ref[ref] = child
         child.handle.bind(ref)
         if spec.liveness is not None:
@@ -210,6 +224,12 @@ class Supervisor(Actor):
 
     def _detach(self, child: _Child) -> ActorRef | None:
         ref, child.ref = child.ref, None
+        if child.running_since is not None:
+            backoff = self.flags.backoff
+            ran_for = trio.current_time() - child.running_since
+            if backoff is not None and ran_for > backoff.quiet_period:
+                child.attempt = 0  # it ran quietly: the next failure starts over
+            child.running_since = None
         if ref is not None:
             self._by_ref.pop(ref, None)
             self.ctx.unwatch_liveness(ref)
@@ -310,36 +330,40 @@ class Supervisor(Actor):
             else:
                 member.handle.restarting()
                 restart.append(member)
+        self._generation += 1
+        for member in restart:
+            member.generation = self._generation
         ids = tuple(m.spec.id for m in restart)
         delay = self._backoff_delay(child)
         publish(self.ctx, ChildRestartingEvent(self.ctx.path, child.spec.id, child.attempt, delay))
         if delay > 0:
-            self.ctx.send_after(delay, _Retry(ids))
+            self.ctx.send_after(delay, _Retry(ids, self._generation))
         else:
-            await self._start_group(ids)
+            await self._start_group(ids, self._generation)
 
     def _backoff_delay(self, child: _Child) -> float:
+        """Delay before the next restart of ``child``; counts the attempt."""
         backoff = self.flags.backoff
         if backoff is None:
             return 0.0
-        now = trio.current_time()
-        if now - child.last_failure > backoff.quiet_period:
-            child.attempt = 0
         delay = backoff.delay(child.attempt)
         child.attempt += 1
-        child.last_failure = now
         return delay
 
-    async def _start_group(self, ids: tuple[str, ...]) -> None:
-        """Start, in order, the children of ``ids`` still waiting for a restart.
+    async def _start_group(self, ids: tuple[str, ...], generation: int) -> None:
+        """Start, in order, the children of ``ids`` still waiting for this restart.
 
         A start that fails is counted as a restart and retried later through a
         self-message, so the supervisor stays responsive in between.
         """
         for index, child_id in enumerate(ids):
             child = self._children.get(child_id)
-            if child is None or child.handle.state is not ChildState.RESTARTING:
-                continue  # deleted or terminated meanwhile
+            if (
+                child is None
+                or child.handle.state is not ChildState.RESTARTING
+                or child.generation != generation
+            ):
+                continue  # deleted, terminated, or rescheduled by a newer restart
             child.restarts += 1
             try:
                 await self._start(child)
@@ -351,7 +375,7 @@ class Supervisor(Actor):
                 )
                 self._count_restart(child_id, exc.reason)
                 remaining = ids[index:]
-                self.ctx.send_after(self._backoff_delay(child), _Retry(remaining))
+                self.ctx.send_after(self._backoff_delay(child), _Retry(remaining, generation))
                 return
 
     # -- administration --------------------------------------------------------------
