@@ -426,7 +426,6 @@ class ActorCell:
                     ExitKind.ERROR,
                     f"{self.path} in on_stop: {type(exc).__name__}: {exc}",
                     error=exc,
-                    traceback=ExitReason.from_exception(exc).traceback,
                     cause=reason,
                 )
             finally:

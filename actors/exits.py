@@ -43,9 +43,21 @@ class ExitReason:
     detail: str = ""
     by: str | None = None
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
-    traceback: str | None = attrs.field(default=None, eq=False, repr=False)
+    _traceback: str | None = attrs.field(default=None, eq=False, repr=False, alias="traceback")
     cause: ExitReason | None = None
     heartbeat_age: float | None = None
+
+    @property
+    def traceback(self) -> str | None:
+        """The formatted traceback of ``error``, formatted on first use.
+
+        Formatting costs tens of microseconds (source lines, caret anchors), so a
+        crash-and-restart does not pay for it unless someone looks.
+        """
+        if self._traceback is None and self.error is not None:
+            text = "".join(traceback.format_exception(self.error))
+            object.__setattr__(self, "_traceback", text)
+        return self._traceback
 
     @property
     def is_normal(self) -> bool:
@@ -71,12 +83,11 @@ class ExitReason:
 
     @classmethod
     def from_exception(cls, exc: BaseException, where: str = "") -> ExitReason:
-        """An ``error`` reason carrying the exception and its formatted traceback."""
-        text = "".join(traceback.format_exception(exc))
+        """An ``error`` reason carrying the exception (its traceback is formatted lazily)."""
         detail = f"{type(exc).__name__}: {exc}"
         if where:
             detail = f"{where}: {detail}"
-        return cls(ExitKind.ERROR, detail, error=exc, traceback=text)
+        return cls(ExitKind.ERROR, detail, error=exc)
 
     @classmethod
     def killed(cls, detail: str = "", by: str | None = None) -> ExitReason:
