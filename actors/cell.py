@@ -232,6 +232,8 @@ class ActorCell:
                     await mailbox.wait(timers.next_deadline())
                 else:
                     await mailbox.wait()
+                if self._kill_reason is not None:
+                    return self._kill_reason  # killed while idle: woken, not cancelled
                 budget = THROUGHPUT  # we just yielded
                 continue
             self.last_beat = trio.current_time()
@@ -283,7 +285,13 @@ class ActorCell:
             self._kill_reason = reason
         self._enter_hard_mode()
         if self._scope is not None:
-            self._scope.cancel(reason=reason.describe())
+            if self.mailbox.receiver_parked:
+                # Idle in its receive loop: waking it is enough (the loop returns the
+                # kill reason), and much cheaper than cancelling a scope, which makes
+                # trio walk the cancel-status tree. Mass kills stay close to raw trio.
+                self.mailbox.wake_receiver()
+            else:
+                self._scope.cancel(reason=reason.describe())
         if self._cleanup_scope is not None:
             self._cleanup_scope.cancel(reason=reason.describe())
 
@@ -365,8 +373,8 @@ class ActorCell:
             elif parent.children is not None:
                 if parent.children.get(self.ref.name) is self:
                     del parent.children[self.ref.name]
-                if parent._host is not None:
-                    parent._host.note_exit()
+                if parent._host is not None and not parent.children:
+                    parent._host.note_empty()
             self.system.registry.release(self)
             self.system.note_unkillable(self)
             self.system.events.publish(UnkillableReported(self.path, detail))
@@ -465,11 +473,15 @@ class ActorCell:
             return
         if not graceful:
             self._enter_hard_mode()
-            margin = KILL_MARGIN * self.system.kill_grace
+            deadline = max(
+                self._hard_deadline - KILL_MARGIN * self.system.kill_grace, trio.current_time()
+            )
+            stop = ExitReason.cancelled(by=self.path, detail="parent is stopping")
             for child in list((self.children or {}).values()):
-                child.tighten_hard_deadline(max(self._hard_deadline - margin, trio.current_time()))
-            host.cancel()
+                child.tighten_hard_deadline(deadline)
+                child.kill(stop)
             await self._await_children_gone(host)
+            host.cancel()  # backstop for anything left (reported unkillable)
         host.close()
 
     async def _await_children_gone(self, host: ChildHost) -> None:
@@ -477,8 +489,8 @@ class ActorCell:
         with trio.CancelScope(shield=True, deadline=self._hard_deadline) as scope:
             self._cleanup_scope = scope
             try:
-                while self.children:
-                    await host.next_exit().wait()
+                if self.children:
+                    await host.next_empty().wait()
             finally:
                 self._cleanup_scope = None
         for child in list((self.children or {}).values()):
@@ -491,15 +503,14 @@ class ActorCell:
         self.exit_reason = reason
         system = self.system
         system.registry.release(self)
-        exited = ActorExited(self.path, reason)
         for envelope in self.mailbox.close():
             self._on_drop(envelope, "recipient exited")
         if self._current is not None and self._current.reply is not None:
-            self._current.reply.set_error(exited)
+            self._current.reply.set_error(ActorExited(self.path, reason))
         self._current = None
         if self._deferred:
             for slot in self._deferred:
-                slot.set_error(exited)
+                slot.set_error(ActorExited(self.path, reason))
             self._deferred = None
         start_failed = self._start_slot is not None
         if self._start_slot is not None:
@@ -558,8 +569,8 @@ class ActorCell:
         self.recent_exits.append((child.path, reason, trio.current_time()))
         if signal:
             self.on_link_exit(child, reason)
-        if self._host is not None:
-            self._host.note_exit()
+        if self._host is not None and not children:
+            self._host.note_empty()
 
     def on_link_exit(self, peer: ActorCell, reason: ExitReason) -> None:
         """A linked actor exited: trap it as a message, or die too unless it was normal."""

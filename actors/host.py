@@ -14,12 +14,12 @@ import trio
 
 
 class ChildHost:
-    """The nursery holding one parent's children, plus an event per child exit."""
+    """The nursery holding one parent's children, and an event for "all gone"."""
 
     def __init__(self) -> None:
         self.nursery: trio.Nursery
         self._closed = trio.Event()
-        self._exit_event: trio.Event | None = None
+        self._empty_event: trio.Event | None = None
 
     async def run(
         self, *, task_status: trio.TaskStatus[ChildHost] = trio.TASK_STATUS_IGNORED
@@ -38,14 +38,14 @@ class ChildHost:
         """Let the host task end as soon as its last child has exited."""
         self._closed.set()
 
-    def note_exit(self) -> None:
-        """Called by the parent whenever a child exits."""
-        if self._exit_event is not None:
-            self._exit_event.set()
-            self._exit_event = None
+    def note_empty(self) -> None:
+        """Called by the parent when its last child has exited (or been detached)."""
+        if self._empty_event is not None:
+            self._empty_event.set()
+            self._empty_event = None
 
-    def next_exit(self) -> trio.Event:
-        """An event set at the next child exit."""
-        if self._exit_event is None:
-            self._exit_event = trio.Event()
-        return self._exit_event
+    def next_empty(self) -> trio.Event:
+        """An event set when the parent next has no children left."""
+        if self._empty_event is None:
+            self._empty_event = trio.Event()
+        return self._empty_event

@@ -234,6 +234,11 @@ class Mailbox:
         self._receiver = None
         return trio.lowlevel.Abort.SUCCEEDED
 
+    @property
+    def receiver_parked(self) -> bool:
+        """True while the receiver waits in ``wait`` (the actor is idle)."""
+        return self._receiver is not None
+
     def wake_receiver(self) -> None:
         """Wake the parked receiver, if any (also used when a timer is added)."""
         task = self._receiver
