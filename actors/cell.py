@@ -506,11 +506,11 @@ class ActorCell:
         for envelope in self.mailbox.close():
             self._on_drop(envelope, "recipient exited")
         if self._current is not None and self._current.reply is not None:
-            self._current.reply.set_error(ActorExited(self.path, reason))
+            self._current.reply.set_error(ActorExited(self.path, reason, handled=True))
         self._current = None
         if self._deferred:
             for slot in self._deferred:
-                slot.set_error(ActorExited(self.path, reason))
+                slot.set_error(ActorExited(self.path, reason, handled=True))
             self._deferred = None
         start_failed = self._start_slot is not None
         if self._start_slot is not None:

@@ -13,12 +13,18 @@ class ActorError(Exception):
 
 
 class ActorExited(ActorError):
-    """The target actor is dead, or died before it replied."""
+    """The target actor is dead, or died before it replied.
 
-    def __init__(self, path: str, reason: ExitReason) -> None:
+    ``handled`` tells whether the message reached the actor's handler: False
+    means it was still queued (or the actor was already dead), so sending it to
+    a restarted incarnation cannot process it twice.
+    """
+
+    def __init__(self, path: str, reason: ExitReason, *, handled: bool = False) -> None:
         super().__init__(f"actor {path} exited: {reason.describe()}")
         self.path = path
         self.reason = reason
+        self.handled = handled
 
 
 class CallTimeout(ActorError, TimeoutError):

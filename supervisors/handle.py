@@ -33,7 +33,7 @@ class ChildHandle:
         self.stashed_total = 0
         self._ref: ActorRef | None = None
         self._stash: deque[Any] = deque()
-        self._ready = trio.Event()
+        self._changed = trio.Event()
         self._dead = dead
 
     @property
@@ -57,13 +57,12 @@ class ChildHandle:
                 ref.cast_nowait(message)
             except MailboxFull:
                 self._dead.record(ref.path, message, "stash replay refused (mailbox full)", None)
-        self._ready.set()
+        self._signal_change()
 
     def restarting(self) -> None:
         """The child is down and will be restarted: stash from now on."""
         self.state = ChildState.RESTARTING
-        if self._ready.is_set():
-            self._ready = trio.Event()
+        self._signal_change()
 
     def stopped(self) -> None:
         """The child will not come back (for now): the stash becomes dead letters."""
@@ -71,7 +70,11 @@ class ChildHandle:
         self._ref = None
         while self._stash:
             self._dead.record(self.path, self._stash.popleft(), "child stopped while stashed", None)
-        self._ready.set()
+        self._signal_change()
+
+    def _signal_change(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
 
     # -- used by clients -----------------------------------------------------------
 
@@ -107,21 +110,35 @@ class ChildHandle:
         return True
 
     async def call(self, message: Any, timeout: float | None = None) -> Any:
-        """Call the current incarnation, waiting (within ``timeout``) for a restart to finish.
+        """Call the current incarnation; while it restarts, wait (within ``timeout``).
 
-        If the child died and its supervisor has not yet decided, the caller is
-        told at once (``ActorExited``) rather than left waiting.
+        Also waits while the child has died and its supervisor has not decided
+        yet. A call still queued when an incarnation died was never handled, so
+        it goes to the next incarnation. Raises ``ActorExited`` if the child is
+        stopped for good or dies while handling this call, and ``CallTimeout``
+        if no incarnation answered in time.
         """
         limit = 5.0 if timeout is None else timeout
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+            raise ValueError(f"call timeout must be > 0 seconds, got {timeout!r}")
         deadline = trio.current_time() + limit
-        if self.state is ChildState.RESTARTING:
+        while True:
+            ref = self._ref
+            if self.state is ChildState.RUNNING and ref is not None and ref.is_alive:
+                remaining = max(deadline - trio.current_time(), 1e-6)
+                try:
+                    return await ref.call(message, timeout=remaining)
+                except ActorExited as exc:
+                    if exc.handled:
+                        raise  # it died handling this very call: never sent twice
+                    # Still queued when that incarnation died: wait for the
+                    # supervisor's decision and send it to the next one.
+                    continue
+            if self.state is ChildState.STOPPED:
+                await trio.lowlevel.checkpoint()
+                raise ActorExited(self.path, ExitReason.noproc("child is not running"))
+            changed = self._changed
             with trio.move_on_at(deadline):
-                await self._ready.wait()
-            if self.state is ChildState.RESTARTING:
+                await changed.wait()
+            if not changed.is_set():
                 raise CallTimeout(self.path, limit, message)
-        ref = self._ref
-        if ref is None or self.state is ChildState.STOPPED:
-            await trio.lowlevel.checkpoint()
-            raise ActorExited(self.path, ExitReason.noproc("child is not running"))
-        remaining = max(deadline - trio.current_time(), 1e-6)
-        return await ref.call(message, timeout=remaining)

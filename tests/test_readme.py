@@ -24,6 +24,17 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     assert "'path': '/counter'" in lines[2]
 
 
+def test_readme_supervision_example_runs(tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert len(blocks) >= 2, "README lost its supervision example"
+    script = tmp_path / "supervision.py"
+    script.write_text(blocks[1])
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.splitlines() == ["/app/b (restarts: 1) got ping"]
+
+
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text()
     assert "make run" in text and "make test" in text

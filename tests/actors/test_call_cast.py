@@ -542,3 +542,26 @@ async def test_wait_for_space_counts_against_the_same_call_deadline(
     await trio.sleep(5)
     assert actor.log == ["hold", ("sleep", 4), "squeezed"]
     assert system.dead_letters.by_reason["late reply (caller gave up)"] == 1
+
+
+class CrashOnBoom(Actor):
+    async def receive(self, message: Any) -> Any:
+        if message == "boom":
+            raise RuntimeError("boom")
+        return message
+
+
+async def test_actor_exited_says_whether_the_call_was_handled(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    ref = await system.spawn(CrashOnBoom())
+    await ref.cast("boom")  # queued first; the call below waits behind it
+    with pytest.raises(ActorExited) as queued:
+        await ref.call("never handled")
+    assert queued.value.handled is False
+    assert queued.value.reason.kind is ExitKind.ERROR
+
+    ref2 = await system.spawn(CrashOnBoom())
+    with pytest.raises(ActorExited) as crashed:
+        await ref2.call("boom")
+    assert crashed.value.handled is True

@@ -59,10 +59,11 @@ async def test_cast_before_supervisor_noticed_the_crash_is_stashed(
             assert handle.state is ChildState.RUNNING
             assert await handle.cast(("got", "early"))
             assert handle.stash_depth == 1
-            with pytest.raises(ActorExited):  # a call is told at once, not left waiting
-                await handle.call("ping")
+            # A call waits for the supervisor's decision (a restart), then goes through,
+            # after the stash has been replayed.
+            assert await handle.call(("got", "waited"), timeout=10) == "waited"
         assert await handle.call(("got", "late")) == "late"
-    assert got(log) == [(1, "early"), (1, "late")]
+    assert got(log) == [(1, "early"), (1, "waited"), (1, "late")]
 
 
 async def test_stash_overflow_becomes_counted_dead_letters(
@@ -211,3 +212,32 @@ async def test_caller_waiting_for_a_restart_is_told_when_the_supervisor_stops(
             await sup.stop()
     assert trio.current_time() - start == pytest.approx(0.5)  # not left waiting for 5 s
     assert [e.reason.kind for e in errors] == [ExitKind.NOPROC]
+
+
+async def test_call_queued_behind_a_crash_goes_to_the_next_incarnation(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    log: Log = []
+    with trio.fail_after(10):
+        _, client = await start_sup(system, [spec("w", log)])
+        handle = await client.child("w")
+        old = await ref_of(client, "w")
+        await old.cast("crash")  # queued first: the call below waits behind it
+        assert await handle.call(("got", "queued")) == "queued"
+    assert got(log) == [(1, "queued")]  # handled once, by the restarted incarnation
+
+
+async def test_call_whose_handler_crashes_is_not_sent_again(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    log: Log = []
+    with trio.fail_after(10):
+        _, client = await start_sup(system, [spec("w", log)])
+        handle = await client.child("w")
+        with pytest.raises(ActorExited) as caught:
+            await handle.call("crash")
+        assert caught.value.handled is True
+        assert caught.value.reason.kind is ExitKind.ERROR
+        # The child came back, but the crashing call was not replayed to it.
+        assert await handle.call("ping") == ("pong", "w", 1)
+    assert [e for e in log if e[0] == "start"] == [("start", "w"), ("start", "w")]
