@@ -429,14 +429,21 @@ class Supervisor(Actor):
     def _after_terminate(self, child: _Child) -> None:
         """Hook for subclasses (the dynamic supervisor admits queued starts)."""
 
-    async def _admin_restart(self, request: admin.RestartChild) -> Any:
-        child = self._children.get(request.child_id)
+    def _stopped_child(self, child_id: str) -> _Child | Failure:
+        """The child ``child_id`` if it is stopped, else the error restart/delete return."""
+        child = self._children.get(child_id)
         if child is None:
-            return Failure(ChildNotFound(request.child_id))
+            return Failure(ChildNotFound(child_id))
         if child.handle.state is ChildState.RUNNING:
-            return Failure(ChildRunning(request.child_id))
+            return Failure(ChildRunning(child_id))
         if child.handle.state is ChildState.RESTARTING:
-            return Failure(ChildRestarting(request.child_id))
+            return Failure(ChildRestarting(child_id))
+        return child
+
+    async def _admin_restart(self, request: admin.RestartChild) -> Any:
+        child = self._stopped_child(request.child_id)
+        if isinstance(child, Failure):
+            return child
         try:
             started = await self._start(child)
         except StartFailed as exc:
@@ -444,13 +451,9 @@ class Supervisor(Actor):
         return child.handle if started else None
 
     async def _admin_delete(self, request: admin.DeleteChild) -> Any:
-        child = self._children.get(request.child_id)
-        if child is None:
-            return Failure(ChildNotFound(request.child_id))
-        if child.handle.state is ChildState.RUNNING:
-            return Failure(ChildRunning(request.child_id))
-        if child.handle.state is ChildState.RESTARTING:
-            return Failure(ChildRestarting(request.child_id))
+        child = self._stopped_child(request.child_id)
+        if isinstance(child, Failure):
+            return child
         self._forget(child)
         return None
 
