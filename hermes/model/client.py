@@ -1,0 +1,186 @@
+"""``ModelClient``: Claude through the official SDK, always streaming, on trio.
+
+One call = ``await client.complete(request, on_event)``. Events arrive through
+the synchronous ``on_event`` callback as they stream (a consumer that needs to
+await forwards them into its own bounded channel). The return value is the
+complete, checked ``ModelResponse``; every failure is a classified
+``ModelError``.
+
+Cancellation: the SDK stream is always consumed inside ``async with``, so
+cancelling the caller's scope closes the HTTP connection at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import anthropic
+import httpx2
+import trio
+
+from .convert import StreamAssembler, estimate_tokens, request_params
+from .errors import FailureReason, ModelError, RecoveryHints, StreamProblem, classify
+from .policy import RetryPolicy, StalePolicy
+from .types import AttemptFailed, MessageComplete, ModelEvent, ModelRequest, ModelResponse
+
+log = logging.getLogger("hermes.model")
+
+EventSink = Callable[[ModelEvent], None]
+
+
+def _ignore(_: ModelEvent) -> None:
+    pass
+
+
+class ModelClient:
+    """A streaming Messages API client with our retry, fallback and stale-stream policies.
+
+    Use as ``async with ModelClient(api_key=...) as client:`` (or call
+    ``aclose()``): the HTTP client is always closed.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        stale: StalePolicy | None = None,
+        fallback_models: Sequence[str] = (),
+        trust_env: bool = True,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.stale = stale or StalePolicy()
+        self.fallback_models = tuple(fallback_models)
+        self._http = httpx2.AsyncClient(
+            trust_env=trust_env,
+            timeout=httpx2.Timeout(None, connect=connect_timeout),
+            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+        )
+        # The SDK's own retries are off: ours honour a deadline and are cancellable.
+        self._sdk = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, http_client=self._http
+        )
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (bounded and shielded: cleanup must finish)."""
+        with trio.CancelScope(shield=True), trio.move_on_after(5):
+            await self._sdk.close()
+
+    async def complete(
+        self, request: ModelRequest, on_event: EventSink | None = None
+    ) -> ModelResponse:
+        """Stream one reply, retrying and falling back per policy; return it complete.
+
+        ``on_event`` receives every stream event; after an ``AttemptFailed`` event
+        the consumer must drop what that attempt streamed.
+        """
+        sink = on_event or _ignore
+        deadline = trio.current_time() + self.retry.deadline
+        models = (request.model, *[m for m in self.fallback_models if m != request.model])
+        stale_after = self.stale.timeout(estimate_tokens(request))
+        attempts = 0
+        last: ModelError | None = None
+        for position, model in enumerate(models):
+            for retry in range(self.retry.max_attempts):
+                attempts += 1
+                try:
+                    return await self._attempt(
+                        request, model, sink, attempts, stale_after, deadline
+                    )
+                except ModelError as error:
+                    last = error
+                    if not error.hints.retryable or retry + 1 >= self.retry.max_attempts:
+                        break
+                    delay = self.retry.delay(retry, error.hints.retry_after)
+                    if trio.current_time() + delay >= deadline:
+                        raise _out_of_time(error, self.retry.deadline) from error
+                    log.warning(
+                        "model %s attempt %d failed (%s); retry in %.2fs",
+                        model,
+                        attempts,
+                        error,
+                        delay,
+                    )
+                    sink(AttemptFailed(attempts, error.reason.value, delay, model))
+                    await trio.sleep(delay)
+            assert last is not None
+            if not last.hints.should_fallback or position + 1 >= len(models):
+                raise last
+            log.warning(
+                "model %s failed (%s); falling back to %s", model, last, models[position + 1]
+            )
+            sink(AttemptFailed(attempts, last.reason.value, 0.0, models[position + 1]))
+        assert last is not None  # pragma: no cover - the loop always returns or raises
+        raise last
+
+    async def _attempt(
+        self,
+        request: ModelRequest,
+        model: str,
+        sink: EventSink,
+        attempts: int,
+        stale_after: float,
+        deadline: float,
+    ) -> ModelResponse:
+        """One streamed request. Raises ``ModelError``; never swallows cancellation."""
+        assembler = StreamAssembler()
+        params = request_params(request, model)
+        with trio.CancelScope() as watchdog:
+            watchdog.deadline = min(trio.current_time() + stale_after, deadline)
+            try:
+                stream = await self._sdk.messages.create(**params, stream=True)
+                async with stream:
+                    async for raw in stream:
+                        watchdog.deadline = min(trio.current_time() + stale_after, deadline)
+                        for event in assembler.feed(raw):
+                            sink(event)
+                response = assembler.finish(attempts)
+            except (anthropic.APIError, httpx2.HTTPError, StreamProblem) as exc:
+                raise classify(exc, model) from exc
+        if watchdog.cancelled_caught:
+            if trio.current_time() >= deadline:
+                raise ModelError(
+                    FailureReason.TIMEOUT,
+                    f"call deadline of {self.retry.deadline:g}s reached",
+                    model=model,
+                    hints=RecoveryHints(),
+                )
+            raise ModelError(
+                FailureReason.TIMEOUT, f"no stream event for {stale_after:g}s", model=model
+            )
+        return self._checked(response, model, sink)
+
+    def _checked(self, response: ModelResponse, model: str, sink: EventSink) -> ModelResponse:
+        if response.stop_reason == "refusal":
+            raise ModelError(
+                FailureReason.REFUSAL, "the model refused", model=model, partial=response
+            )
+        if response.stop_reason == "model_context_window_exceeded":
+            raise ModelError(
+                FailureReason.CONTEXT_OVERFLOW,
+                "the context window was exceeded",
+                model=model,
+                partial=response,
+            )
+        sink(MessageComplete(response))
+        return response
+
+
+def _out_of_time(error: ModelError, deadline: float) -> ModelError:
+    return ModelError(
+        error.reason,
+        f"{error.message} (no time left for a retry within the {deadline:g}s call deadline)",
+        hints=RecoveryHints(),
+        status=error.status,
+        request_id=error.request_id,
+        model=error.model,
+    )

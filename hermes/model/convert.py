@@ -1,0 +1,285 @@
+"""Conversion between our transcript types and the Messages API wire shapes.
+
+Requests go out as plain dicts (what the SDK's typed params are); stream events
+come in as the SDK's raw event objects and are turned into ours by
+``StreamAssembler``. No other module touches SDK types.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import FailureReason, StreamProblem
+from .types import (
+    ContentBlock,
+    Message,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    RedactedThinkingBlock,
+    SignatureDelta,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseComplete,
+    ToolUseStart,
+    Usage,
+)
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def block_to_wire(block: ContentBlock, cache: bool = False) -> dict[str, Any]:
+    """One content block as API JSON; ``cache`` adds a cache breakpoint."""
+    out: dict[str, Any]
+    if isinstance(block, TextBlock):
+        out = {"type": "text", "text": block.text}
+        cache = cache or block.cache
+    elif isinstance(block, ToolUseBlock):
+        out = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    elif isinstance(block, ToolResultBlock):
+        content: Any = (
+            block.content
+            if isinstance(block.content, str)
+            else [block_to_wire(b) for b in block.content]
+        )
+        out = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": content}
+        if block.is_error:
+            out["is_error"] = True
+        cache = cache or block.cache
+    elif isinstance(block, ThinkingBlock):
+        out = {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    elif isinstance(block, RedactedThinkingBlock):
+        out = {"type": "redacted_thinking", "data": block.data}
+    else:
+        out = {
+            "type": "image",
+            "source": {"type": "base64", "media_type": block.media_type, "data": block.data},
+        }
+    if cache:
+        out["cache_control"] = _EPHEMERAL
+    return out
+
+
+def _cacheable(block: ContentBlock) -> bool:
+    # Thinking blocks cannot carry cache_control.
+    return not isinstance(block, ThinkingBlock | RedactedThinkingBlock)
+
+
+def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
+    """Keyword arguments for ``messages.create`` (without ``stream``).
+
+    Cache breakpoints: every system block marked ``cache`` (the stable tiers),
+    and the last cacheable block of the conversation when ``cache_conversation``,
+    so that the prefix a session re-sends each turn is read from cache.
+    """
+    messages = []
+    last = len(request.messages) - 1
+    for i, message in enumerate(request.messages):
+        blocks = message.content
+        mark = -1
+        if request.cache_conversation and i == last:
+            for j in range(len(blocks) - 1, -1, -1):
+                if _cacheable(blocks[j]):
+                    mark = j
+                    break
+        messages.append(
+            {
+                "role": message.role,
+                "content": [block_to_wire(b, cache=(j == mark)) for j, b in enumerate(blocks)],
+            }
+        )
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": messages,
+    }
+    if request.system:
+        params["system"] = [block_to_wire(b) for b in request.system]
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    if request.thinking_budget is not None:
+        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.stop_sequences:
+        params["stop_sequences"] = list(request.stop_sequences)
+    return params
+
+
+def estimate_tokens(request: ModelRequest) -> int:
+    """A rough prompt size (4 characters a token) for timeouts before the first reply."""
+    chars = sum(len(b.text) for b in request.system)
+    for message in request.messages:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                chars += len(block.text)
+            elif isinstance(block, ToolResultBlock):
+                chars += len(block.content) if isinstance(block.content, str) else 200
+            elif isinstance(block, ToolUseBlock):
+                chars += len(json.dumps(block.input))
+    return chars // 4
+
+
+def _usage(raw: Any, base: Usage | None = None) -> Usage:
+    """Usage from an SDK usage object; fields it lacks keep ``base``'s values."""
+    base = base or Usage()
+
+    def field(name: str, default: int) -> int:
+        value = getattr(raw, name, None)
+        return int(value) if value is not None else default
+
+    return Usage(
+        input_tokens=field("input_tokens", base.input_tokens),
+        output_tokens=field("output_tokens", base.output_tokens),
+        cache_creation_input_tokens=field(
+            "cache_creation_input_tokens", base.cache_creation_input_tokens
+        ),
+        cache_read_input_tokens=field("cache_read_input_tokens", base.cache_read_input_tokens),
+    )
+
+
+class StreamAssembler:
+    """Turns raw SDK stream events into our events and the final ``ModelResponse``.
+
+    ``feed`` returns the events to publish for one raw event; ``finish`` checks
+    the stream's contract (it ended with ``message_stop``) and returns the
+    response. Broken contracts raise ``StreamProblem``.
+    """
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.model = ""
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self.stop_sequence: str | None = None
+        self.stopped = False
+        self._blocks: dict[int, ContentBlock] = {}
+        self._parts: dict[int, list[str]] = {}
+        self._kinds: dict[int, tuple[str, ...]] = {}
+
+    def feed(self, event: Any) -> list[ModelEvent]:
+        kind = event.type
+        if kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        if kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        if kind == "content_block_stop":
+            return self._stop(event.index)
+        if kind == "message_start":
+            message = event.message
+            self.id, self.model = message.id, message.model
+            self.usage = _usage(message.usage)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason
+            self.stop_sequence = event.delta.stop_sequence
+            self.usage = _usage(event.usage, self.usage)  # cumulative: overwrite
+        elif kind == "message_stop":
+            self.stopped = True
+        return []  # ping and unknown events carry nothing for us
+
+    def _start(self, index: int, block: Any) -> list[ModelEvent]:
+        kind = block.type
+        self._parts[index] = []
+        if kind == "text":
+            self._kinds[index] = ("text",)
+            if block.text:
+                self._parts[index].append(block.text)
+            return []
+        if kind == "tool_use":
+            self._kinds[index] = ("tool_use", block.id, block.name)
+            return [ToolUseStart(index, block.id, block.name)]
+        if kind == "thinking":
+            self._kinds[index] = ("thinking",)
+            self._parts[index].append(block.thinking or "")
+            self._blocks[index] = ThinkingBlock("", block.signature or "")
+            return []
+        if kind == "redacted_thinking":
+            self._kinds[index] = ("redacted",)
+            self._blocks[index] = RedactedThinkingBlock(block.data)
+            return []
+        self._kinds[index] = ("other",)
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[ModelEvent]:
+        kind = delta.type
+        parts = self._parts.get(index)
+        if parts is None:
+            raise StreamProblem(
+                FailureReason.STREAM_TRUNCATED, f"delta for block {index} before its start"
+            )
+        if kind == "text_delta":
+            parts.append(delta.text)
+            return [TextDelta(index, delta.text)]
+        if kind == "input_json_delta":
+            parts.append(delta.partial_json)
+            return [ToolInputDelta(index, delta.partial_json)]
+        if kind == "thinking_delta":
+            parts.append(delta.thinking)
+            return [ThinkingDelta(index, delta.thinking)]
+        if kind == "signature_delta":
+            current = self._blocks.get(index)
+            signature = current.signature if isinstance(current, ThinkingBlock) else ""
+            self._blocks[index] = ThinkingBlock("", signature + delta.signature)
+            return [SignatureDelta(index, delta.signature)]
+        return []
+
+    def _stop(self, index: int) -> list[ModelEvent]:
+        kind = self._kinds.get(index, ("other",))
+        text = "".join(self._parts.get(index, ()))
+        if kind[0] == "text":
+            self._blocks[index] = TextBlock(text)
+        elif kind[0] == "thinking":
+            previous = self._blocks.get(index)
+            signature = previous.signature if isinstance(previous, ThinkingBlock) else ""
+            self._blocks[index] = ThinkingBlock(text, signature)
+        elif kind[0] == "tool_use":
+            block = ToolUseBlock(kind[1], kind[2], parse_tool_input(kind[2], text))
+            self._blocks[index] = block
+            return [ToolUseComplete(index, block)]
+        return []
+
+    def finish(self, attempts: int) -> ModelResponse:
+        """The complete response; raises if the stream did not end properly."""
+        if not self.stopped:
+            raise StreamProblem(
+                FailureReason.STREAM_TRUNCATED,
+                f"stream ended without message_stop after {len(self._blocks)} block(s)",
+            )
+        if self.stop_reason is None:
+            raise StreamProblem(FailureReason.STREAM_TRUNCATED, "message_stop without stop_reason")
+        content = tuple(self._blocks[i] for i in sorted(self._blocks))
+        return ModelResponse(
+            id=self.id,
+            model=self.model,
+            message=Message("assistant", content),
+            stop_reason=self.stop_reason,
+            stop_sequence=self.stop_sequence,
+            usage=self.usage,
+            attempts=attempts,
+        )
+
+
+def parse_tool_input(name: str, raw: str) -> dict[str, Any]:
+    """The JSON object a tool call's ``input_json_delta`` fragments add up to."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise StreamProblem(
+            FailureReason.MALFORMED_OUTPUT,
+            f"tool {name!r} arguments are not valid JSON ({exc}): {raw[:200]!r}",
+        ) from None
+    if not isinstance(value, dict):
+        raise StreamProblem(
+            FailureReason.MALFORMED_OUTPUT,
+            f"tool {name!r} arguments must be a JSON object, got {type(value).__name__}",
+        )
+    return value
