@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-BENCHMARKS = ("runtime", "supervision")
+BENCHMARKS = ("runtime", "supervision", "model")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import runtime
 
         return runtime.main(args.json, args.quick, args.reps)
+    if args.name == "model":
+        from . import model
+
+        return model.main(args.json, args.quick, args.reps)
     from . import supervision
 
     return supervision.main(args.json, args.quick, args.reps)

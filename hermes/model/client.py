@@ -138,11 +138,23 @@ class ModelClient:
             watchdog.deadline = min(trio.current_time() + stale_after, deadline)
             try:
                 stream = await self._sdk.messages.create(**params, stream=True)
+                problem: StreamProblem | None = None
                 async with stream:
                     async for raw in stream:
                         watchdog.deadline = min(trio.current_time() + stale_after, deadline)
-                        for event in assembler.feed(raw):
+                        if problem is not None:
+                            continue
+                        try:
+                            events = assembler.feed(raw)
+                        except StreamProblem as exc:
+                            # Read to the end rather than leave the SDK's chain of
+                            # async generators for the garbage collector.
+                            problem = exc
+                            continue
+                        for event in events:
                             sink(event)
+                if problem is not None:
+                    raise problem
                 response = assembler.finish(attempts)
             except (anthropic.APIError, httpx2.HTTPError, StreamProblem) as exc:
                 raise classify(exc, model) from exc
