@@ -12,8 +12,8 @@ from . import __version__
 def main() -> None:
     """Hermes on Trio: an agent daemon built from supervised actors.
 
-    The daemon is not built yet; today the runtime and its benchmark are
-    (`python -m bench runtime`).
+    The daemon is not built yet. Today: `hermes fake-provider` (a local Messages
+    API with an offline demo model) and the benchmarks (`python -m bench`).
     """
 
 
