@@ -1,0 +1,86 @@
+"""Persistence: sessions, transcripts and full-text search in one SQLite file.
+
+One actor owns the database (``StoreActor``, apsw in trio mode, WAL) and is
+its only writer; everyone else talks to it through ``StoreClient``::
+
+    client = await spawn_store(system, data_dir)
+    info = await client.create_session(model="claude-sonnet-4-5")
+    await client.append(info.id, Message.user("hello"), expected_seq=0)
+    transcript = await client.load(info.id)      # resume: the same messages
+    hits = await client.search("hello")           # (session id, seq, snippet), best first
+
+See ``docs/store.md`` for the schema, durability and the concurrency model.
+"""
+
+from .actor import StoreActor
+from .client import CallTarget, StoreClient, spawn_store
+from .errors import (
+    CorruptRecord,
+    InvalidRequest,
+    InvalidTranscript,
+    RequestAborted,
+    SeqConflict,
+    SessionEnded,
+    SessionExists,
+    SessionNotFound,
+    StoreError,
+    StoreTimeout,
+    StoreUnavailable,
+)
+from .records import AppendResult, SearchHit, SessionInfo, StoreConfig, Transcript
+from .requests import (
+    AddUsage,
+    AppendMessages,
+    CreateSession,
+    EndSession,
+    GetSession,
+    ListSessions,
+    LoadSession,
+    ReopenSession,
+    ReplaceLast,
+    Request,
+    Search,
+    SetTitle,
+    Truncate,
+)
+from .schema import MIGRATIONS, Migration, migrate, schema_version
+
+__all__ = [
+    "MIGRATIONS",
+    "AddUsage",
+    "AppendMessages",
+    "AppendResult",
+    "CallTarget",
+    "CorruptRecord",
+    "CreateSession",
+    "EndSession",
+    "GetSession",
+    "InvalidRequest",
+    "InvalidTranscript",
+    "ListSessions",
+    "LoadSession",
+    "Migration",
+    "ReopenSession",
+    "ReplaceLast",
+    "Request",
+    "RequestAborted",
+    "Search",
+    "SearchHit",
+    "SeqConflict",
+    "SessionEnded",
+    "SessionExists",
+    "SessionInfo",
+    "SessionNotFound",
+    "SetTitle",
+    "StoreActor",
+    "StoreClient",
+    "StoreConfig",
+    "StoreError",
+    "StoreTimeout",
+    "StoreUnavailable",
+    "Transcript",
+    "Truncate",
+    "migrate",
+    "schema_version",
+    "spawn_store",
+]

@@ -1,0 +1,148 @@
+"""``StoreActor``: the only owner of the database, and its only writer.
+
+Concurrency model: apsw's trio mode, not a thread of our own.
+``apsw.Connection.as_async`` runs the connection's calls in a worker thread
+that the connection owns, one at a time, while this actor waits as an ordinary
+trio task. We chose it over ``trio.to_thread.run_sync`` on a plain connection
+because its calls obey trio cancellation: a hard stop of the store (a kill,
+its supervisor giving up, daemon shutdown) returns at once, and a progress
+handler stops the statement inside SQLite, so the transaction rolls back as a
+unit. With ``to_thread`` the actor would have to sit out the whole statement
+(``abandon_on_cancel=False``, the only safe choice for a write), and a long
+search could hold a kill past its grace and get the store reported
+unkillable. Reads also stop when the caller's deadline passes, so the single
+owner does not stay busy with a query nobody waits for. The price is one
+thread per connection that apsw starts and ends: the store opens it in
+``on_start`` and closes it in ``on_stop``, and a dropped connection is closed
+before a new one is opened, so there is never more than one.
+
+Requests are served one at a time from the mailbox (bounded, ``BLOCK``:
+callers wait for space within their call timeout), so there are no
+cross-thread locks and the worker never has more than one call queued.
+
+Failures: every request is answered. A failure is sent back as a
+``StoreError`` naming the operation (``reply.fail``) and the actor keeps
+serving; it never dies of a bad request or a failed write. When the error
+says the connection itself is in trouble (not a database, I/O error, file
+deleted or replaced, read-only), the connection is closed and the next
+request opens the file again, so a repaired or restored database is picked up
+without a restart. A database that cannot be opened at start makes ``spawn``
+fail with ``StartFailed`` carrying the ``StoreUnavailable``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
+
+from .database import CLOSE_TIMEOUT, Database
+from .errors import InvalidRequest, StoreError, StoreTimeout, StoreUnavailable
+from .records import StoreConfig
+from .requests import Request
+
+log = logging.getLogger(__name__)
+
+
+class StoreActor(Actor):
+    """Owns ``<directory>/<config.filename>``; serves the requests in ``requests.py``."""
+
+    mailbox = MailboxConfig(capacity=1000, overflow=Overflow.BLOCK)
+    shutdown_budget = 5.0
+
+    def __init__(
+        self, directory: str | os.PathLike[str], config: StoreConfig | None = None
+    ) -> None:
+        self.config = config or StoreConfig()
+        self.directory = Path(directory)
+        self.path = self.directory / self.config.filename
+        self._db: Database | None = None
+        self.reopened = 0
+        """How many times a dropped connection was opened again."""
+
+    async def on_start(self) -> None:
+        self._db = await self._open("open")
+
+    async def _open(self, op: str) -> Database:
+        try:
+            await trio.Path(self.directory).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(op, f"cannot create {self.directory}: {exc}") from exc
+        return await Database.open(self.path, self.config, op)
+
+    async def receive(self, message: Any) -> Any:
+        try:
+            reply = self.ctx.defer_reply()
+        except RuntimeError:
+            # A cast: there is nobody to tell whether it worked, so do not do it.
+            log.warning(
+                "store %s: dropped %s sent with cast; store requests must be calls",
+                self.ctx.path,
+                type(message).__name__,
+            )
+            return None
+        if not isinstance(message, Request):
+            reply.fail(
+                InvalidRequest("request", f"{type(message).__name__} is not a store request")
+            )
+            return None
+        self.ctx.beat(message.op)
+        try:
+            result = await self._serve(message, reply)
+        except StoreError as exc:
+            reply.fail(exc)
+        except Exception as exc:
+            log.exception("store %s: unexpected failure in %s", self.ctx.path, message.op)
+            error = StoreError(message.op, f"unexpected {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            reply.fail(error)
+        else:
+            reply.send(result)
+        return None
+
+    async def _serve(self, request: Request, reply: Reply) -> Any:
+        if not request.writes and reply.caller_gave_up:
+            raise StoreTimeout(request.op, "the caller gave up before the read started")
+        db = self._db
+        if db is None:
+            db = self._db = await self._open(request.op)
+            self.reopened += 1
+        try:
+            if request.writes:
+                # Not bounded by the caller's deadline: a write that started is
+                # finished and committed even if the caller stopped waiting.
+                return await db.run(request)
+            with trio.move_on_at(getattr(request, "deadline", math.inf)) as scope:
+                return await db.run(request)
+            assert scope.cancelled_caught
+            raise StoreTimeout(request.op, "the caller's deadline passed while the query ran")
+        finally:
+            if db.broken is not None:
+                await self._drop(db)
+
+    async def _drop(self, db: Database) -> None:
+        """Close a connection that must not be used again; the next request reopens."""
+        log.warning(
+            "store %s: dropping the connection to %s: %s", self.ctx.path, db.path, db.broken
+        )
+        if self._db is db:
+            self._db = None
+        with trio.move_on_after(CLOSE_TIMEOUT, shield=True):
+            try:
+                await db.close()
+            except Exception as exc:
+                log.warning("store %s: closing %s failed: %s", self.ctx.path, db.path, exc)
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                await db.close()
+            except Exception as exc:
+                log.warning("store %s: closing %s failed: %s", self.ctx.path, db.path, exc)

@@ -1,0 +1,227 @@
+"""``StoreClient``: typed calls to the store actor, each with a timeout.
+
+The client works with anything that has ``call(message, timeout)``: an
+``ActorRef`` or a supervisor's ``ChildHandle`` (which survives restarts).
+Every failure comes out as a ``StoreError``: the runtime's ``CallTimeout``
+becomes ``StoreTimeout`` and a dead store ``StoreUnavailable``, with the
+original chained as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
+
+import attrs
+import trio
+
+from actors import ActorContext, ActorExited, ActorSystem, CallTimeout, MailboxFull, StartFailed
+from hermes.model.types import Message, Usage
+
+from .actor import StoreActor
+from .errors import StoreError, StoreTimeout, StoreUnavailable
+from .records import AppendResult, SearchHit, SessionInfo, StoreConfig, Transcript
+from .requests import (
+    AddUsage,
+    AppendMessages,
+    CreateSession,
+    EndSession,
+    GetSession,
+    ListSessions,
+    LoadSession,
+    ReopenSession,
+    ReplaceLast,
+    Request,
+    Search,
+    SetTitle,
+    Truncate,
+)
+
+DEFAULT_TIMEOUT = 5.0
+
+
+class CallTarget(Protocol):
+    """What the client sends to: an ``ActorRef`` or a ``ChildHandle``."""
+
+    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+
+
+class StoreClient:
+    """Typed requests to a ``StoreActor``.
+
+    ``timeout`` is the default of every call (seconds); each method takes its
+    own ``timeout`` too. A write that times out may still be committed: retry
+    an ``append`` with the same ``expected_seq`` (acknowledged, not repeated, if
+    it landed), or ``load`` to see.
+    """
+
+    def __init__(self, target: CallTarget, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self.target = target
+        self.timeout = float(timeout)
+
+    async def request(self, request: Request, timeout: float | None = None) -> Any:
+        """Send any store request and return its reply (``StoreError`` on failure)."""
+        limit = self.timeout if timeout is None else timeout
+        if not request.writes and hasattr(request, "deadline"):
+            deadline = trio.current_time() + limit
+            request = attrs.evolve(cast(Any, request), deadline=deadline)
+        session_id = getattr(request, "session_id", None)
+        try:
+            return await self.target.call(request, timeout=limit)
+        except CallTimeout as exc:
+            unknown = " (the write may still have been committed)" if request.writes else ""
+            raise StoreTimeout(
+                request.op, f"no answer within {limit:g}s{unknown}", session_id=session_id
+            ) from exc
+        except ActorExited as exc:
+            raise StoreUnavailable(
+                request.op,
+                f"the store actor is not running ({exc.reason.describe()})",
+                session_id=session_id,
+            ) from exc
+        except MailboxFull as exc:
+            raise StoreUnavailable(request.op, f"the store is overloaded: {exc}") from exc
+
+    # -- writes --------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        model: str,
+        title: str | None = None,
+        parent_id: str | None = None,
+        session_id: str | None = None,
+        timeout: float | None = None,
+    ) -> SessionInfo:
+        """Create a session (a subagent's names its ``parent_id``); returns its row."""
+        info: SessionInfo = await self.request(
+            CreateSession(model, title, parent_id, session_id), timeout
+        )
+        return info
+
+    async def append(
+        self,
+        session_id: str,
+        messages: Message | Sequence[Message],
+        *,
+        expected_seq: int | None = None,
+        usage: Usage | None = None,
+        timeout: float | None = None,
+    ) -> AppendResult:
+        """Append messages (durable when this returns) and add ``usage``, in one transaction."""
+        batch = (messages,) if isinstance(messages, Message) else tuple(messages)
+        result: AppendResult = await self.request(
+            AppendMessages(session_id, batch, expected_seq, usage), timeout
+        )
+        return result
+
+    async def replace_last(
+        self,
+        session_id: str,
+        seq: int,
+        message: Message,
+        *,
+        usage: Usage | None = None,
+        timeout: float | None = None,
+    ) -> AppendResult:
+        """Rewrite the last message (seq ``seq``), e.g. a tool-results message as results land."""
+        result: AppendResult = await self.request(
+            ReplaceLast(session_id, seq, message, usage), timeout
+        )
+        return result
+
+    async def truncate(self, session_id: str, keep: int, *, timeout: float | None = None) -> int:
+        """Drop the messages from seq ``keep`` on (a rolled-back turn); returns how many."""
+        removed: int = await self.request(Truncate(session_id, keep), timeout)
+        return removed
+
+    async def add_usage(
+        self, session_id: str, usage: Usage, *, timeout: float | None = None
+    ) -> SessionInfo:
+        info: SessionInfo = await self.request(AddUsage(session_id, usage), timeout)
+        return info
+
+    async def set_title(
+        self, session_id: str, title: str | None, *, timeout: float | None = None
+    ) -> SessionInfo:
+        info: SessionInfo = await self.request(SetTitle(session_id, title), timeout)
+        return info
+
+    async def end_session(
+        self, session_id: str, reason: str, *, timeout: float | None = None
+    ) -> SessionInfo:
+        """Mark the session ended with ``reason``; its transcript then refuses writes."""
+        info: SessionInfo = await self.request(EndSession(session_id, reason), timeout)
+        return info
+
+    async def reopen_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
+        info: SessionInfo = await self.request(ReopenSession(session_id), timeout)
+        return info
+
+    # -- reads ---------------------------------------------------------------------------
+
+    async def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
+        info: SessionInfo = await self.request(GetSession(session_id), timeout)
+        return info
+
+    async def load(self, session_id: str, *, timeout: float | None = None) -> Transcript:
+        """The session and its messages, exactly as appended, to resume it."""
+        transcript: Transcript = await self.request(LoadSession(session_id), timeout)
+        return transcript
+
+    async def list_sessions(
+        self,
+        *,
+        limit: int = 50,
+        parent_id: str | None = None,
+        include_ended: bool = True,
+        timeout: float | None = None,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first (only ``parent_id``'s children if given)."""
+        sessions: list[SessionInfo] = await self.request(
+            ListSessions(limit, parent_id, include_ended), timeout
+        )
+        return sessions
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        session_id: str | None = None,
+        raw: bool = False,
+        markers: tuple[str, str] = ("[", "]"),
+        timeout: float | None = None,
+    ) -> list[SearchHit]:
+        """Full-text search over every session (or one), best match first."""
+        hits: list[SearchHit] = await self.request(
+            Search(query, limit, session_id, raw, markers[0], markers[1]), timeout
+        )
+        return hits
+
+
+async def spawn_store(
+    spawner: ActorSystem | ActorContext,
+    directory: str | os.PathLike[str],
+    *,
+    config: StoreConfig | None = None,
+    name: str = "store",
+    register: str | None = "store",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> StoreClient:
+    """Start a ``StoreActor`` under ``spawner`` and return a client for it.
+
+    A database that cannot be opened raises its ``StoreUnavailable`` (naming
+    the file and why), chained from the runtime's ``StartFailed``.
+    """
+    try:
+        ref = await spawner.spawn(StoreActor(directory, config), name=name, register=register)
+    except StartFailed as exc:
+        error = exc.reason.error
+        if isinstance(error, StoreError):
+            raise error from exc
+        raise StoreUnavailable("open", f"the store did not start: {exc.reason.describe()}") from exc
+    return StoreClient(ref, timeout=timeout)

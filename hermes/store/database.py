@@ -1,0 +1,212 @@
+"""The store's one SQLite connection, in apsw's trio mode.
+
+``apsw.Connection.as_async`` gives a connection whose calls run in a worker
+thread owned by that connection, one at a time, while the calling trio task
+waits on an event. A call obeys trio cancellation: the waiting task returns at
+once and a progress handler stops the statement inside SQLite within a few
+thousand steps; our ``Abort`` flag stops the Python work between statements.
+Every request runs as one function call in that thread
+(``queries.run_request``: a whole transaction), so a cancelled request is
+rolled back as a unit and never leaves half a write behind.
+
+A database file that is deleted or replaced while open stays readable and
+writable through our descriptor: SQLite would go on writing into a file nobody
+can see. Before each request the worker checks that the path still names the
+file it opened; if not, the request fails and the connection is dropped. The
+``-wal`` and ``-shm`` files we leave behind at the path belong to the vanished
+file, and SQLite would replay that WAL over whatever file is put there next,
+so after closing we remove them (only if they are still the very files we had
+open). The next request then opens the path afresh.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, cast
+
+import apsw
+import apsw.aio
+import attrs
+import trio
+
+from .errors import (
+    StoreError,
+    StoreTimeout,
+    StoreUnavailable,
+    describe_sqlite_error,
+    is_connection_error,
+)
+from .queries import Abort, run_request
+from .records import StoreConfig
+from .requests import Request
+from .schema import configure, migrate
+
+log = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds a close may take (it waits for a statement still stopping in the worker)."""
+
+PROGRESS_STEPS = 5000
+"""SQLite steps between two checks for cancellation inside a running statement."""
+
+SIDECARS = ("-wal", "-shm")
+
+FileIdentity = tuple[int, int]
+
+
+def _identity(path: str) -> FileIdentity | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+@attrs.frozen(slots=True)
+class _Files:
+    """Which files the connection has open: the database and its WAL sidecars."""
+
+    db: FileIdentity | None
+    sidecars: tuple[tuple[str, FileIdentity | None], ...]
+
+
+def _setup(conn: apsw.Connection, path: str, config: StoreConfig) -> _Files:
+    """In the worker: settings, schema, and the identities of the files we opened."""
+    configure(conn, config)
+    migrate(conn)  # its transaction creates the -wal and -shm files
+    return _Files(_identity(path), tuple((path + s, _identity(path + s)) for s in SIDECARS))
+
+
+def _run_checked(
+    conn: apsw.Connection, path: str, files: _Files, request: Request, abort: Abort
+) -> Any:
+    """In the worker: refuse to use a file that is no longer the one at ``path``."""
+    session_id = getattr(request, "session_id", None)
+    current = _identity(path)
+    if current != files.db:
+        what = "deleted" if current is None else "replaced"
+        detail = f"the database file {path} was {what} after it was opened"
+        raise _Moved(request.op, detail, session_id=session_id)
+    return run_request(conn, request, abort)
+
+
+class _Moved(StoreUnavailable):
+    """The database file at the path is not the one we have open any more."""
+
+
+def _remove_stale_sidecars(files: _Files) -> list[str]:
+    """Remove the -wal/-shm we had open from the path, if they are still ours."""
+    removed = []
+    for path, identity in files.sidecars:
+        if identity is not None and _identity(path) == identity:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+    return removed
+
+
+class Database:
+    """One open connection: run requests in it, close it. Not shared, not reentrant.
+
+    ``broken`` is set (to the reason) once the connection must not be used again;
+    its owner then closes it and opens the file afresh.
+    """
+
+    def __init__(self, path: Path, aconn: apsw.AsyncConnection, files: _Files) -> None:
+        self.path = path
+        self._aconn = aconn
+        self._files = files
+        self._moved = False
+        self.broken: str | None = None
+
+    @property
+    def connection(self) -> apsw.AsyncConnection:
+        return self._aconn
+
+    @classmethod
+    async def open(cls, path: Path, config: StoreConfig, op: str = "open") -> Database:
+        """Open (creating if needed) and migrate; ``StoreUnavailable`` naming ``op`` if not."""
+        try:
+            # Name the controller rather than let apsw guess the framework, and
+            # look for cancellation more often than its default (50,000 steps).
+            token = apsw.async_controller.set(apsw.aio.Trio)  # type: ignore[arg-type]
+            steps = apsw.aio.check_progress_steps.set(PROGRESS_STEPS)
+            try:
+                aconn = await apsw.Connection.as_async(str(path))
+            finally:
+                apsw.aio.check_progress_steps.reset(steps)
+                apsw.async_controller.reset(token)
+        except apsw.Error as exc:
+            detail = f"cannot open {path}: {describe_sqlite_error(exc)}"
+            raise StoreUnavailable(op, detail) from exc
+        try:
+            files = await aconn.async_run(_setup, cast(apsw.Connection, aconn), str(path), config)
+        except BaseException as exc:
+            with trio.move_on_after(CLOSE_TIMEOUT, shield=True):
+                await _close(aconn, path)
+            if isinstance(exc, StoreError):
+                raise StoreUnavailable(op, f"cannot use {path}: {exc.detail}") from exc
+            if isinstance(exc, apsw.Error):
+                detail = f"cannot use {path}: {describe_sqlite_error(exc)}"
+                raise StoreUnavailable(op, detail) from exc
+            if isinstance(exc, OSError):
+                raise StoreUnavailable(op, f"cannot use {path}: {exc}") from exc
+            raise
+        return cls(path, aconn, files)
+
+    async def run(self, request: Request) -> Any:
+        """Run one request in its own transaction (committed when this returns)."""
+        op = request.op
+        session_id = getattr(request, "session_id", None)
+        if self.broken is not None:
+            raise StoreUnavailable(op, self.broken, session_id=session_id)
+        abort = Abort()
+        try:
+            return await self._aconn.async_run(
+                _run_checked,
+                cast(apsw.Connection, self._aconn),
+                str(self.path),
+                self._files,
+                request,
+                abort,
+            )
+        except trio.Cancelled:
+            abort.set()  # stop the Python side too, between statements
+            raise
+        except _Moved as exc:
+            self._moved = True
+            self.broken = exc.detail
+            raise StoreUnavailable(op, exc.detail, session_id=session_id) from None
+        except apsw.Error as exc:
+            detail = describe_sqlite_error(exc)
+            if is_connection_error(exc):
+                self.broken = detail
+                raise StoreUnavailable(op, detail, session_id=session_id) from exc
+            raise StoreError(op, detail, session_id=session_id) from exc
+        except trio.TooSlowError as exc:
+            detail = "the caller's deadline passed while the query ran"
+            raise StoreTimeout(op, detail, session_id=session_id) from exc
+
+    async def close(self) -> None:
+        """Close the connection (its worker thread ends with it).
+
+        If the file was deleted or replaced, also remove the WAL and shared-memory
+        files we had open, so they are not replayed over the next file at the path.
+        """
+        await _close(self._aconn, self.path)
+        if self._moved:
+            removed = await trio.to_thread.run_sync(_remove_stale_sidecars, self._files)
+            if removed:
+                log.warning("removed the stale %s of a vanished database", ", ".join(removed))
+
+
+async def _close(aconn: apsw.AsyncConnection, path: Path) -> None:
+    try:
+        await aconn.aclose()
+    except apsw.Error as exc:
+        log.warning("closing %s: %s; forcing it", path, describe_sqlite_error(exc))
+        await aconn.aclose(force=True)

@@ -1,0 +1,625 @@
+"""One function per request: the SQL of the store, synchronous, on an ``apsw.Connection``.
+
+``run_request`` runs a request in a transaction of its own (``BEGIN IMMEDIATE``
+for writes, so the write lock is taken up front; a deferred ``BEGIN`` for
+reads, which gives them one consistent snapshot) and commits before it
+returns. Any exception rolls the transaction back, so a request is applied
+entirely or not at all. The store actor runs these in its connection's worker
+thread; tests can call them on an ordinary connection.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import apsw
+
+from hermes.codec import CodecError, pack_blocks, unpack_blocks
+from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage
+
+from .errors import (
+    CorruptRecord,
+    InvalidRequest,
+    InvalidTranscript,
+    RequestAborted,
+    SeqConflict,
+    SessionEnded,
+    SessionExists,
+    SessionNotFound,
+)
+from .records import AppendResult, SearchHit, SessionInfo, Transcript
+from .requests import (
+    AddUsage,
+    AppendMessages,
+    CreateSession,
+    EndSession,
+    GetSession,
+    ListSessions,
+    LoadSession,
+    ReopenSession,
+    ReplaceLast,
+    Request,
+    Search,
+    SetTitle,
+    Truncate,
+)
+from .validate import Tail, TranscriptRuleError, advance, searchable_text
+
+MAX_LIMIT = 1000
+"""Most rows a list or search returns."""
+
+_SESSION_COLUMNS = (
+    "id, parent_id, title, model, created_at, updated_at, ended_at, end_reason, message_count, "
+    "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens"
+)
+
+
+# -- transactions ----------------------------------------------------------------------
+
+_CHECK_EVERY = 64
+"""Messages handled between two looks at the abort flag."""
+
+
+class Abort:
+    """Set from the event loop when the store stopped waiting for a request.
+
+    SQLite's progress handler stops a statement that is running; this flag stops
+    the Python work between statements (validating, encoding, decoding a batch).
+    Either way the request raises and its transaction is rolled back.
+    """
+
+    __slots__ = ("requested",)
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def set(self) -> None:
+        self.requested = True
+
+    def check(self, op: str) -> None:
+        if self.requested:
+            raise RequestAborted(op, "the store stopped waiting for this request")
+
+
+def run_request(conn: apsw.Connection, request: Request, abort: Abort | None = None) -> Any:
+    """Run ``request`` in its own transaction, committed before this returns."""
+    handler = _HANDLERS.get(type(request))
+    if handler is None:
+        raise InvalidRequest(request.op, f"no handler for {type(request).__name__}")
+    if abort is None:
+        abort = Abort()
+    if not conn.get_autocommit():
+        # A request interrupted inside SQLite (cancelled, or its rollback failed)
+        # left a transaction open: it never committed, so drop it.
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE" if request.writes else "BEGIN")
+    try:
+        result = handler(conn, request, abort)
+        abort.check(request.op)
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if not conn.get_autocommit():
+            try:
+                conn.execute("ROLLBACK")
+            except apsw.Error as rollback_error:
+                exc.add_note(f"rollback failed too: {rollback_error}")
+        raise
+    return result
+
+
+# -- rows ------------------------------------------------------------------------------
+
+
+def _session_from_row(row: Sequence[Any]) -> SessionInfo:
+    return SessionInfo(
+        id=row[0],
+        parent_id=row[1],
+        title=row[2],
+        model=row[3],
+        created_at=float(row[4]),
+        updated_at=float(row[5]),
+        ended_at=None if row[6] is None else float(row[6]),
+        end_reason=row[7],
+        message_count=int(row[8]),
+        usage=Usage(int(row[9]), int(row[10]), int(row[11]), int(row[12])),
+    )
+
+
+def _find_session(conn: apsw.Connection, session_id: str) -> SessionInfo | None:
+    row = conn.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).get
+    if row is None:
+        return None
+    return _session_from_row(cast(Sequence[Any], row))
+
+
+def _session(conn: apsw.Connection, op: str, session_id: str) -> SessionInfo:
+    _check_id(op, "session_id", session_id)
+    info = _find_session(conn, session_id)
+    if info is None:
+        raise SessionNotFound(op, f"no session with id {session_id!r}", session_id=session_id)
+    return info
+
+
+def _open_session(conn: apsw.Connection, op: str, session_id: str) -> SessionInfo:
+    """The session, which must not have ended (its transcript is closed then)."""
+    info = _session(conn, op, session_id)
+    if info.ended_at is not None:
+        raise SessionEnded(
+            op,
+            f"the session ended at {time.ctime(info.ended_at)} ({info.end_reason}); "
+            "reopen it before writing to it",
+            session_id=session_id,
+        )
+    return info
+
+
+def _check_id(op: str, field: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidRequest(op, f"{field} must be a non-empty str, got {value!r}")
+
+
+def _check_usage(op: str, usage: Usage | None, session_id: str) -> None:
+    if usage is None:
+        return
+    for name in (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ):
+        value = getattr(usage, name)
+        if type(value) is not int or value < 0:
+            raise InvalidRequest(
+                op, f"usage.{name} must be an int >= 0, got {value!r}", session_id=session_id
+            )
+
+
+def _add_usage(conn: apsw.Connection, session_id: str, usage: Usage | None, now: float) -> None:
+    u = usage or Usage()
+    conn.execute(
+        "UPDATE sessions SET updated_at = ?, input_tokens = input_tokens + ?, "
+        "output_tokens = output_tokens + ?, "
+        "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
+        "cache_read_input_tokens = cache_read_input_tokens + ? WHERE id = ?",
+        (
+            now,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+            session_id,
+        ),
+    )
+
+
+def new_session_id() -> str:
+    """A fresh id: the UTC creation time (sortable) and a random suffix (unique)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+# -- transcript ------------------------------------------------------------------------
+
+
+def _tail(conn: apsw.Connection, session_id: str, before_seq: int) -> Tail:
+    """The transcript's end as seen by a message placed at ``before_seq``."""
+    if before_seq == 0:
+        return Tail.empty()
+    role = conn.execute(
+        "SELECT role FROM messages WHERE session_id = ? AND seq = ?", (session_id, before_seq - 1)
+    ).get
+    last_uses = frozenset(
+        row[0]
+        for row in conn.execute(
+            "SELECT tool_use_id FROM tool_calls WHERE session_id = ? AND use_seq = ?",
+            (session_id, before_seq - 1),
+        )
+    )
+    open_uses = tuple(
+        row[0]
+        for row in conn.execute(
+            "SELECT tool_use_id FROM tool_calls WHERE session_id = ? AND use_seq < ? "
+            "AND (result_seq IS NULL OR result_seq >= ?) ORDER BY use_seq, block",
+            (session_id, before_seq, before_seq),
+        )
+    )
+    return Tail(before_seq, cast(Role, role), last_uses, open_uses)
+
+
+def _check_messages(op: str, session_id: str, messages: Sequence[object]) -> None:
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise InvalidRequest(
+                op,
+                f"messages[{index}] is a {type(message).__name__}, not a Message",
+                session_id=session_id,
+            )
+
+
+def _validate(op: str, session_id: str, tail: Tail, message: Message) -> Tail:
+    try:
+        return advance(tail, message)
+    except TranscriptRuleError as exc:
+        raise InvalidTranscript(op, str(exc), session_id=session_id) from None
+
+
+def _encode(op: str, session_id: str, seq: int, message: Message) -> bytes:
+    try:
+        return pack_blocks(message.content)
+    except CodecError as exc:
+        raise InvalidRequest(
+            op, f"message seq {seq} cannot be stored: {exc}", session_id=session_id
+        ) from None
+
+
+def _check_new_tool_uses(
+    conn: apsw.Connection, op: str, session_id: str, messages: Sequence[Message], first_seq: int
+) -> None:
+    seen: dict[str, int] = {}
+    for offset, message in enumerate(messages):
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                if block.id in seen and seen[block.id] != first_seq + offset:
+                    raise InvalidTranscript(
+                        op,
+                        f"tool_use id {block.id!r} is used twice (seq {seen[block.id]} "
+                        f"and {first_seq + offset})",
+                        session_id=session_id,
+                    )
+                seen[block.id] = first_seq + offset
+    for tool_use_id, seq in seen.items():
+        used_at = conn.execute(
+            "SELECT use_seq FROM tool_calls WHERE session_id = ? AND tool_use_id = ?",
+            (session_id, tool_use_id),
+        ).get
+        if used_at is not None:
+            raise InvalidTranscript(
+                op,
+                f"message seq {seq}: tool_use id {tool_use_id!r} was already used at seq {used_at}",
+                session_id=session_id,
+            )
+
+
+def _record_tools(conn: apsw.Connection, session_id: str, seq: int, message: Message) -> None:
+    for index, block in enumerate(message.content):
+        if isinstance(block, ToolUseBlock):
+            conn.execute(
+                "INSERT INTO tool_calls (session_id, tool_use_id, name, use_seq, block) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session_id, block.id, block.name, seq, index),
+            )
+        elif isinstance(block, ToolResultBlock):
+            conn.execute(
+                "UPDATE tool_calls SET result_seq = ?, is_error = ? "
+                "WHERE session_id = ? AND tool_use_id = ?",
+                (seq, int(block.is_error), session_id, block.tool_use_id),
+            )
+
+
+def _stored_rows(
+    conn: apsw.Connection, session_id: str, first_seq: int, count: int
+) -> list[tuple[str, bytes]]:
+    return [
+        (row[0], bytes(row[1]))
+        for row in conn.execute(
+            "SELECT role, content FROM messages WHERE session_id = ? AND seq >= ? AND seq < ? "
+            "ORDER BY seq",
+            (session_id, first_seq, first_seq + count),
+        )
+    ]
+
+
+# -- writes ----------------------------------------------------------------------------
+
+
+def create_session(conn: apsw.Connection, req: CreateSession, abort: Abort) -> SessionInfo:
+    op = req.op
+    session_id = new_session_id() if req.session_id is None else req.session_id
+    _check_id(op, "session_id", session_id)
+    _check_id(op, "model", req.model)
+    if req.title is not None and not isinstance(req.title, str):
+        raise InvalidRequest(op, f"title must be a str or None, got {req.title!r}")
+    if _find_session(conn, session_id) is not None:
+        raise SessionExists(op, "a session with this id already exists", session_id=session_id)
+    if req.parent_id is not None:
+        _check_id(op, "parent_id", req.parent_id)
+        if _find_session(conn, req.parent_id) is None:
+            raise SessionNotFound(
+                op, f"parent session {req.parent_id!r} does not exist", session_id=session_id
+            )
+    now = time.time()
+    conn.execute(
+        "INSERT INTO sessions (id, parent_id, title, model, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, req.parent_id, req.title, req.model, now, now),
+    )
+    return _session(conn, op, session_id)
+
+
+def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) -> AppendResult:
+    op, session_id = req.op, req.session_id
+    info = _open_session(conn, op, session_id)
+    messages = tuple(req.messages)
+    if not messages:
+        raise InvalidRequest(op, "no messages to append", session_id=session_id)
+    _check_messages(op, session_id, messages)
+    _check_usage(op, req.usage, session_id)
+    next_seq = info.message_count
+    expected = req.expected_seq
+    if expected is not None and expected != next_seq:
+        if 0 <= expected < next_seq:
+            stored = _stored_rows(conn, session_id, expected, len(messages))
+            wanted = [
+                (m.role, _encode(op, session_id, expected + i, m)) for i, m in enumerate(messages)
+            ]
+            if stored == wanted:
+                return AppendResult(session_id, expected, expected + len(messages), replayed=True)
+        raise SeqConflict(
+            op,
+            f"expected to append at seq {expected} but the transcript ends at seq {next_seq} "
+            f"({next_seq} messages)",
+            session_id=session_id,
+            expected=expected,
+            actual=next_seq,
+        )
+    tail = _tail(conn, session_id, next_seq)
+    encoded: list[bytes] = []
+    for index, message in enumerate(messages):
+        if index % _CHECK_EVERY == 0:
+            abort.check(op)
+        tail = _validate(op, session_id, tail, message)
+        encoded.append(_encode(op, session_id, tail.next_seq - 1, message))
+    _check_new_tool_uses(conn, op, session_id, messages, next_seq)
+    now = time.time()
+    for offset, (message, blob) in enumerate(zip(messages, encoded, strict=True)):
+        if offset % _CHECK_EVERY == 0:
+            abort.check(op)
+        seq = next_seq + offset
+        conn.execute(
+            "INSERT INTO messages (session_id, seq, role, content, text, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, seq, message.role, blob, searchable_text(message), now),
+        )
+        _record_tools(conn, session_id, seq, message)
+    end = next_seq + len(messages)
+    conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (end, session_id))
+    _add_usage(conn, session_id, req.usage, now)
+    return AppendResult(session_id, next_seq, end)
+
+
+def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
+    op, session_id, seq = req.op, req.session_id, req.seq
+    info = _open_session(conn, op, session_id)
+    _check_messages(op, session_id, [req.message])
+    _check_usage(op, req.usage, session_id)
+    last = info.message_count - 1
+    if last < 0 or seq != last:
+        raise SeqConflict(
+            op,
+            f"can only replace the last message (seq {last}), not seq {seq}"
+            if last >= 0
+            else "the session has no message to replace",
+            session_id=session_id,
+            expected=seq,
+            actual=info.message_count,
+        )
+    role = conn.execute(
+        "SELECT role FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
+    ).get
+    if role != req.message.role:
+        raise InvalidTranscript(
+            op,
+            f"message seq {seq} is a {role} message; a replacement cannot change the role",
+            session_id=session_id,
+        )
+    conn.execute("DELETE FROM tool_calls WHERE session_id = ? AND use_seq = ?", (session_id, seq))
+    conn.execute(
+        "UPDATE tool_calls SET result_seq = NULL, is_error = 0 "
+        "WHERE session_id = ? AND result_seq = ?",
+        (session_id, seq),
+    )
+    _validate(op, session_id, _tail(conn, session_id, seq), req.message)
+    blob = _encode(op, session_id, seq, req.message)
+    _check_new_tool_uses(conn, op, session_id, [req.message], seq)
+    now = time.time()
+    conn.execute(
+        "UPDATE messages SET content = ?, text = ?, created_at = ? "
+        "WHERE session_id = ? AND seq = ?",
+        (blob, searchable_text(req.message), now, session_id, seq),
+    )
+    _record_tools(conn, session_id, seq, req.message)
+    _add_usage(conn, session_id, req.usage, now)
+    return AppendResult(session_id, seq, seq + 1)
+
+
+def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
+    op, session_id, keep = req.op, req.session_id, req.keep
+    info = _open_session(conn, op, session_id)
+    if type(keep) is not int or not 0 <= keep <= info.message_count:
+        raise InvalidRequest(
+            op,
+            f"keep must be an int from 0 to {info.message_count}, got {keep!r}",
+            session_id=session_id,
+        )
+    conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, keep))
+    conn.execute("DELETE FROM tool_calls WHERE session_id = ? AND use_seq >= ?", (session_id, keep))
+    conn.execute(
+        "UPDATE tool_calls SET result_seq = NULL, is_error = 0 "
+        "WHERE session_id = ? AND result_seq >= ?",
+        (session_id, keep),
+    )
+    conn.execute(
+        "UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?",
+        (keep, time.time(), session_id),
+    )
+    return info.message_count - keep
+
+
+def add_usage(conn: apsw.Connection, req: AddUsage, abort: Abort) -> SessionInfo:
+    _session(conn, req.op, req.session_id)
+    if not isinstance(req.usage, Usage):
+        raise InvalidRequest(req.op, f"usage must be a Usage, got {type(req.usage).__name__}")
+    _check_usage(req.op, req.usage, req.session_id)
+    _add_usage(conn, req.session_id, req.usage, time.time())
+    return _session(conn, req.op, req.session_id)
+
+
+def set_title(conn: apsw.Connection, req: SetTitle, abort: Abort) -> SessionInfo:
+    _session(conn, req.op, req.session_id)
+    if req.title is not None and not isinstance(req.title, str):
+        raise InvalidRequest(req.op, f"title must be a str or None, got {req.title!r}")
+    conn.execute(
+        "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?",
+        (req.title, time.time(), req.session_id),
+    )
+    return _session(conn, req.op, req.session_id)
+
+
+def end_session(conn: apsw.Connection, req: EndSession, abort: Abort) -> SessionInfo:
+    _open_session(conn, req.op, req.session_id)
+    if not isinstance(req.reason, str) or not req.reason:
+        raise InvalidRequest(req.op, f"reason must be a non-empty str, got {req.reason!r}")
+    now = time.time()
+    conn.execute(
+        "UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? WHERE id = ?",
+        (now, req.reason, now, req.session_id),
+    )
+    return _session(conn, req.op, req.session_id)
+
+
+def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> SessionInfo:
+    _session(conn, req.op, req.session_id)
+    conn.execute(
+        "UPDATE sessions SET ended_at = NULL, end_reason = NULL, updated_at = ? "
+        "WHERE id = ? AND ended_at IS NOT NULL",
+        (time.time(), req.session_id),
+    )
+    return _session(conn, req.op, req.session_id)
+
+
+# -- reads -----------------------------------------------------------------------------
+
+
+def get_session(conn: apsw.Connection, req: GetSession, abort: Abort) -> SessionInfo:
+    return _session(conn, req.op, req.session_id)
+
+
+def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Transcript:
+    op, session_id = req.op, req.session_id
+    info = _session(conn, op, session_id)
+    messages: list[Message] = []
+    for seq, role, blob in conn.execute(
+        "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ):
+        if seq % _CHECK_EVERY == 0:
+            abort.check(op)
+        if seq != len(messages):
+            raise CorruptRecord(
+                op, f"message seq {len(messages)} is missing (next is {seq})", session_id=session_id
+            )
+        if role not in ("user", "assistant"):
+            raise CorruptRecord(op, f"message seq {seq}: bad role {role!r}", session_id=session_id)
+        if not isinstance(blob, bytes):
+            raise CorruptRecord(
+                op,
+                f"message seq {seq}: content is a {type(blob).__name__}, not a blob",
+                session_id=session_id,
+            )
+        try:
+            content = unpack_blocks(blob)
+        except CodecError as exc:
+            raise CorruptRecord(op, f"message seq {seq}: {exc}", session_id=session_id) from None
+        messages.append(Message(role, content))
+    if len(messages) != info.message_count:
+        raise CorruptRecord(
+            op,
+            f"the session counts {info.message_count} messages but {len(messages)} are stored",
+            session_id=session_id,
+        )
+    open_uses = tuple(
+        row[0]
+        for row in conn.execute(
+            "SELECT tool_use_id FROM tool_calls WHERE session_id = ? AND result_seq IS NULL "
+            "ORDER BY use_seq, block",
+            (session_id,),
+        )
+    )
+    return Transcript(info, tuple(messages), open_uses)
+
+
+def _check_limit(op: str, limit: object) -> int:
+    if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidRequest(op, f"limit must be an int from 1 to {MAX_LIMIT}, got {limit!r}")
+    return limit
+
+
+def list_sessions(conn: apsw.Connection, req: ListSessions, abort: Abort) -> list[SessionInfo]:
+    limit = _check_limit(req.op, req.limit)
+    where: list[str] = []
+    args: list[Any] = []
+    if req.parent_id is not None:
+        where.append("parent_id = ?")
+        args.append(req.parent_id)
+    if not req.include_ended:
+        where.append("ended_at IS NULL")
+    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    rows = conn.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions {clause}ORDER BY updated_at DESC, id LIMIT ?",
+        (*args, limit),
+    )
+    return [_session_from_row(row) for row in rows]
+
+
+def fts_query(text: str) -> str:
+    """Plain words as an FTS5 query: each word quoted, all of them required."""
+    words = text.split()
+    return " ".join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
+    op = req.op
+    limit = _check_limit(op, req.limit)
+    if not isinstance(req.query, str) or not req.query.strip():
+        raise InvalidRequest(op, f"the search query is empty ({req.query!r})")
+    match = req.query if req.raw else fts_query(req.query)
+    sql = (
+        "SELECT m.session_id, m.seq, m.role, "
+        "snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank "
+        "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
+        "WHERE messages_fts MATCH ?"
+    )
+    args: list[Any] = [req.before, req.after, match]
+    if req.session_id is not None:
+        sql += " AND m.session_id = ?"
+        args.append(req.session_id)
+    sql += " ORDER BY rank, m.session_id, m.seq LIMIT ?"
+    args.append(limit)
+    try:
+        rows = list(conn.execute(sql, args))
+    except apsw.SQLError as exc:
+        if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+            raise InvalidRequest(op, f"bad full-text query {req.query!r}: {exc}") from None
+        raise
+    return [
+        SearchHit(session_id=r[0], seq=r[1], role=r[2], snippet=r[3], score=-float(r[4]))
+        for r in rows
+    ]
+
+
+_HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
+    CreateSession: create_session,
+    AppendMessages: append_messages,
+    ReplaceLast: replace_last,
+    Truncate: truncate,
+    AddUsage: add_usage,
+    SetTitle: set_title,
+    EndSession: end_session,
+    ReopenSession: reopen_session,
+    GetSession: get_session,
+    LoadSession: load_session,
+    ListSessions: list_sessions,
+    Search: search,
+}

@@ -1,0 +1,104 @@
+"""What the store hands back, and its configuration: frozen attrs classes."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import attrs
+
+from hermes.model.types import Message, Role, Usage
+
+
+@attrs.frozen(slots=True)
+class SessionInfo:
+    """One row of the sessions table. Times are wall-clock seconds since the epoch."""
+
+    id: str
+    parent_id: str | None
+    title: str | None
+    model: str
+    created_at: float
+    updated_at: float
+    ended_at: float | None
+    end_reason: str | None
+    message_count: int
+    """Also the ``seq`` the next appended message gets (seqs start at 0)."""
+    usage: Usage
+    """Token usage accumulated over the session's model calls."""
+
+    @property
+    def ended(self) -> bool:
+        return self.ended_at is not None
+
+
+@attrs.frozen(slots=True)
+class Transcript:
+    """A session as stored: enough to resume it."""
+
+    session: SessionInfo
+    messages: tuple[Message, ...]
+    open_tool_uses: tuple[str, ...]
+    """Ids of tool_use blocks that have no tool_result yet, in transcript order.
+
+    Non-empty only when the last step was in flight (a crash mid tool batch);
+    the session gives them results before the next model request.
+    """
+
+    @property
+    def next_seq(self) -> int:
+        return len(self.messages)
+
+
+@attrs.frozen(slots=True)
+class AppendResult:
+    """Where an append (or a replacement of the last message) landed."""
+
+    session_id: str
+    first_seq: int
+    next_seq: int
+    replayed: bool = False
+    """True if an identical append with the same ``expected_seq`` had already landed
+    (a retry after a timeout): nothing was written twice."""
+
+
+@attrs.frozen(slots=True)
+class SearchHit:
+    """One message matching a full-text search."""
+
+    session_id: str
+    seq: int
+    role: Role
+    snippet: str
+    """The best-matching fragment, matches wrapped in the request's markers."""
+    score: float
+    """Relevance (negated BM25): higher is better; hits come best first."""
+
+
+@attrs.frozen(slots=True)
+class StoreConfig:
+    """How the store opens its database."""
+
+    filename: str = "hermes.db"
+    """The database file inside the store's directory."""
+    synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    """``NORMAL``: a committed write survives a crash of the process; a power loss
+    may lose the last transactions (never corrupts). ``FULL`` fsyncs every commit."""
+    busy_timeout: float = 1.0
+    """Seconds to wait for a lock held by another process (a reader or a CLI)."""
+    max_size_bytes: int | None = None
+    """Refuse to grow the database beyond this size (writes then fail as 'full')."""
+
+    def __attrs_post_init__(self) -> None:
+        if not self.filename or "/" in self.filename or self.filename in (".", ".."):
+            raise ValueError(
+                f"StoreConfig.filename must be a plain file name, got {self.filename!r}"
+            )
+        if self.synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(
+                f"StoreConfig.synchronous must be 'NORMAL' or 'FULL', got {self.synchronous!r}"
+            )
+        if not (isinstance(self.busy_timeout, int | float) and 0 <= self.busy_timeout < math.inf):
+            raise ValueError(f"StoreConfig.busy_timeout must be >= 0, got {self.busy_timeout!r}")
+        if self.max_size_bytes is not None and self.max_size_bytes <= 0:
+            raise ValueError(f"StoreConfig.max_size_bytes must be > 0, got {self.max_size_bytes!r}")

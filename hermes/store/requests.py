@@ -1,0 +1,152 @@
+"""The store actor's mailbox: one frozen attrs class per request.
+
+Every request is sent with ``call`` (the client does that, with a timeout).
+Writes are committed before the reply. Reads carry the caller's ``deadline``
+(trio time) so that the store stops a query nobody is waiting for any more.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import attrs
+
+from hermes.model.types import Message, Usage
+
+
+@attrs.frozen(slots=True)
+class Request:
+    """Base of every store request; ``op`` names it in errors."""
+
+    op: ClassVar[str] = "request"
+    writes: ClassVar[bool] = True
+
+
+# -- writes ----------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class CreateSession(Request):
+    op: ClassVar[str] = "create_session"
+
+    model: str
+    title: str | None = None
+    parent_id: str | None = None
+    session_id: str | None = None
+    """Use this id; by default the store makes one (``YYYYmmdd-HHMMSS-<hex>``)."""
+
+
+@attrs.frozen(slots=True)
+class AppendMessages(Request):
+    op: ClassVar[str] = "append"
+
+    session_id: str
+    messages: tuple[Message, ...]
+    expected_seq: int | None = None
+    """The seq the first message must get; a mismatch is a ``SeqConflict`` unless the
+    same messages are already stored there (then the append is acknowledged)."""
+    usage: Usage | None = None
+    """Added to the session's usage in the same transaction."""
+
+
+@attrs.frozen(slots=True)
+class ReplaceLast(Request):
+    op: ClassVar[str] = "replace_last"
+
+    session_id: str
+    seq: int
+    """Must be the seq of the session's last message."""
+    message: Message
+    usage: Usage | None = None
+
+
+@attrs.frozen(slots=True)
+class Truncate(Request):
+    op: ClassVar[str] = "truncate"
+
+    session_id: str
+    keep: int
+    """How many messages to keep: the ones with ``seq < keep``."""
+
+
+@attrs.frozen(slots=True)
+class AddUsage(Request):
+    op: ClassVar[str] = "add_usage"
+
+    session_id: str
+    usage: Usage
+
+
+@attrs.frozen(slots=True)
+class SetTitle(Request):
+    op: ClassVar[str] = "set_title"
+
+    session_id: str
+    title: str | None
+
+
+@attrs.frozen(slots=True)
+class EndSession(Request):
+    op: ClassVar[str] = "end_session"
+
+    session_id: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class ReopenSession(Request):
+    op: ClassVar[str] = "reopen_session"
+
+    session_id: str
+
+
+# -- reads -----------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class GetSession(Request):
+    op: ClassVar[str] = "get_session"
+    writes: ClassVar[bool] = False
+
+    session_id: str
+    deadline: float = math.inf
+
+
+@attrs.frozen(slots=True)
+class LoadSession(Request):
+    op: ClassVar[str] = "load"
+    writes: ClassVar[bool] = False
+
+    session_id: str
+    deadline: float = math.inf
+
+
+@attrs.frozen(slots=True)
+class ListSessions(Request):
+    op: ClassVar[str] = "list_sessions"
+    writes: ClassVar[bool] = False
+
+    limit: int = 50
+    parent_id: str | None = None
+    """Only the children of this session."""
+    include_ended: bool = True
+    deadline: float = math.inf
+
+
+@attrs.frozen(slots=True)
+class Search(Request):
+    op: ClassVar[str] = "search"
+    writes: ClassVar[bool] = False
+
+    query: str
+    limit: int = 20
+    session_id: str | None = None
+    """Search this session only."""
+    raw: bool = False
+    """Pass ``query`` to FTS5 as is (AND/OR/NOT, NEAR, "phrases", prefix*);
+    by default every word must occur, in any order."""
+    before: str = "["
+    after: str = "]"
+    """Markers around matched words in snippets."""
+    deadline: float = math.inf

@@ -1,0 +1,205 @@
+"""The database schema, its forward migrations, and the connection's settings.
+
+Plain synchronous functions on an ``apsw.Connection``: the store runs them in
+its connection's worker thread; tests may call them on an ordinary connection.
+
+Tables (version 1):
+
+- ``sessions``: one row per session (lineage through ``parent_id``, title,
+  model, wall-clock times, end reason, message count and token usage).
+- ``messages``: one row per transcript message, ``(session_id, seq)`` unique,
+  ``content`` the msgpack of its plain content blocks (``hermes.codec``),
+  ``text`` the searchable text (text blocks and tool-result text).
+- ``tool_calls``: one row per tool_use block: its message (``use_seq``), the
+  message holding its tool_result (``result_seq``, NULL while unanswered),
+  the tool name and the result's ``is_error``.
+- ``messages_fts``: an FTS5 index over ``messages.text`` (external content,
+  kept in step by triggers).
+- ``schema_version``: one row per applied migration.
+"""
+
+from __future__ import annotations
+
+import time
+
+import apsw
+import attrs
+
+from .errors import StoreUnavailable
+from .records import StoreConfig
+
+APPLICATION_ID = 0x48524D53
+"""``PRAGMA application_id`` of a Hermes store ("HRMS"), so a foreign file is refused."""
+
+
+@attrs.frozen(slots=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+_V1 = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    parent_id TEXT REFERENCES sessions (id),
+    title TEXT,
+    model TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    ended_at REAL,
+    end_reason TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0 CHECK (message_count >= 0),
+    input_tokens INTEGER NOT NULL DEFAULT 0 CHECK (input_tokens >= 0),
+    output_tokens INTEGER NOT NULL DEFAULT 0 CHECK (output_tokens >= 0),
+    cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0
+        CHECK (cache_creation_input_tokens >= 0),
+    cache_read_input_tokens INTEGER NOT NULL DEFAULT 0 CHECK (cache_read_input_tokens >= 0),
+    CHECK ((ended_at IS NULL) = (end_reason IS NULL))
+);
+CREATE INDEX sessions_by_parent ON sessions (parent_id);
+CREATE INDEX sessions_by_updated ON sessions (updated_at);
+
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    seq INTEGER NOT NULL CHECK (seq >= 0),
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content BLOB NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    UNIQUE (session_id, seq)
+);
+
+CREATE TABLE tool_calls (
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    tool_use_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    use_seq INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    result_seq INTEGER CHECK (result_seq IS NULL OR result_seq > use_seq),
+    is_error INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    PRIMARY KEY (session_id, tool_use_id)
+) WITHOUT ROWID;
+CREATE INDEX tool_calls_by_use ON tool_calls (session_id, use_seq, block);
+
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    text, content = 'messages', content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+END;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "sessions, messages, tool calls, full-text index", _V1),
+)
+"""Every schema change ever made, in order; append, never edit."""
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)
+"""
+
+
+def _check_migrations(migrations: tuple[Migration, ...]) -> None:
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migrations must be numbered 1, 2, 3... in order, got {versions}")
+
+
+_check_migrations(MIGRATIONS)
+
+
+def configure(conn: apsw.Connection, config: StoreConfig) -> None:
+    """Connection settings: WAL, sync level, foreign keys, busy timeout, size limit."""
+    mode = conn.pragma("journal_mode", "wal")
+    if str(mode).lower() != "wal":
+        raise StoreUnavailable(
+            "open",
+            f"cannot put the database in WAL mode (SQLite kept journal_mode={mode!r}; "
+            "WAL needs a local file system with shared memory)",
+        )
+    conn.pragma("synchronous", config.synchronous)
+    conn.pragma("foreign_keys", 1)
+    conn.pragma("journal_size_limit", 64 * 1024 * 1024)
+    conn.set_busy_timeout(int(config.busy_timeout * 1000))
+    if config.max_size_bytes is not None:
+        page_size = int(conn.pragma("page_size"))
+        conn.pragma("max_page_count", max(1, config.max_size_bytes // page_size))
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    """The highest applied migration (0 for an empty database)."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'"
+    ).get
+    if not exists:
+        return 0
+    version = conn.execute("SELECT max(version) FROM schema_version").get
+    return int(version or 0)
+
+
+def migrate(conn: apsw.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Bring the schema up to the last migration, in one transaction; returns the version.
+
+    Refuses a database that belongs to another application or was written by a
+    newer build (whose schema this one does not know).
+    """
+    _check_migrations(migrations)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _migrate(conn, migrations)
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.get_autocommit():
+            conn.execute("ROLLBACK")
+        raise
+    return version
+
+
+def _migrate(conn: apsw.Connection, migrations: tuple[Migration, ...]) -> int:
+    app_id = int(conn.pragma("application_id"))
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    if app_id not in (0, APPLICATION_ID):
+        raise StoreUnavailable(
+            "open", f"not a Hermes store: the file belongs to another application (id {app_id:#x})"
+        )
+    if app_id == 0 and tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise StoreUnavailable(
+            "open", f"not a Hermes store: the database already has other tables ({shown})"
+        )
+    current = schema_version(conn)
+    latest = migrations[-1].version if migrations else 0
+    if current > latest:
+        raise StoreUnavailable(
+            "open",
+            f"the database has schema version {current}, newer than this build knows "
+            f"({latest}); use a newer hermes",
+        )
+    conn.execute(_VERSION_TABLE)
+    for migration in migrations[current:]:
+        conn.execute(migration.sql)
+        conn.execute(
+            "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.description, time.time()),
+        )
+    conn.pragma("application_id", APPLICATION_ID)
+    return latest
