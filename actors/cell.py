@@ -644,6 +644,10 @@ class ActorCell:
             self._deferred.discard(slot)
 
     @property
+    def current_is_call(self) -> bool:
+        return self._current is not None and self._current.reply is not None
+
+    @property
     def current_sender(self) -> ActorRef | None:
         return self._current.sender if self._current is not None else None
 

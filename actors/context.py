@@ -92,6 +92,11 @@ class ActorContext:
         return self._cell.current_sender
 
     @property
+    def handling_call(self) -> bool:
+        """True while the message being handled is a ``call`` (a reply is expected)."""
+        return self._cell.current_is_call
+
+    @property
     def restarts(self) -> int:
         """How many times this actor's owner restarted it (as told at spawn)."""
         return self._cell.restarts

@@ -565,3 +565,22 @@ async def test_actor_exited_says_whether_the_call_was_handled(
     with pytest.raises(ActorExited) as crashed:
         await ref2.call("boom")
     assert crashed.value.handled is True
+
+
+class CallOrCast(Actor):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, bool]] = []
+
+    async def receive(self, message: Any) -> Any:
+        self.seen.append((message, self.ctx.handling_call))
+        return message
+
+
+async def test_an_actor_can_tell_a_call_from_a_cast(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    actor = CallOrCast()
+    ref = await system.spawn(actor)
+    await ref.cast("cast")
+    assert await ref.call("call") == "call"
+    assert actor.seen == [("cast", False), ("call", True)]
