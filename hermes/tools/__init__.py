@@ -1,0 +1,90 @@
+"""The tool layer: registry, batches, built-in tools and the approval gate.
+
+| module | one job |
+|---|---|
+| ``base.py`` | ``Tool`` (the base class), ``ToolKind``, ``ToolOutcome``, ``ToolCall`` |
+| ``context.py`` | ``ToolContext``: cwd, scrubbed env, approvals, progress, services |
+| ``env.py`` | removing the daemon's secrets from children's environment |
+| ``schema.py`` | argument validation and coercion against a JSON schema |
+| ``registry.py`` | ``ToolRegistry``: register, specs, subsets, resolve and invoke |
+| ``plan.py`` | ``plan_batch``: dedupe and cut a batch into concurrent stages |
+| ``batch.py`` | ``run_batch``: deadlines, output budgets, interrupt, cancellation |
+| ``results.py`` | ``ToolResult``, ``CallStatus``, ``BatchCollector`` |
+| ``budget.py`` | spilling large results to files with a preview |
+| ``process.py`` | running a command in its own process group; killing the group |
+| ``shell.py`` | a quote-aware reader of shell command lines |
+| ``approval.py`` | the hardline floor, the dangerous list and the approval decision |
+| ``builtin/`` | terminal, read_file, write_file, patch, search_files |
+"""
+
+from .approval import (
+    DANGEROUS_RULES,
+    HARDLINE_RULES,
+    AllowlistSaver,
+    ApprovalCallback,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalSession,
+    Finding,
+    Verdict,
+    classify,
+    decide,
+    is_hardline,
+)
+from .base import NO_TIMEOUT, Tool, ToolCall, ToolKind, ToolOutcome, ToolProgress
+from .batch import BatchPolicy, run_batch
+from .budget import OutputBudget
+from .builtin import builtin_tools, default_registry
+from .context import ProgressCallback, ToolContext
+from .env import is_secret_name, scrub_env
+from .plan import BatchPlan, plan_batch
+from .process import CommandResult, KillReport, enable_subreaper, kill_group, run_command
+from .registry import PreparedCall, ToolRegistry
+from .results import BatchCollector, CallStatus, ToolResult
+from .schema import ArgumentError, validate
+
+__all__ = [
+    "DANGEROUS_RULES",
+    "HARDLINE_RULES",
+    "NO_TIMEOUT",
+    "AllowlistSaver",
+    "ApprovalCallback",
+    "ApprovalChoice",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovalSession",
+    "ArgumentError",
+    "BatchCollector",
+    "BatchPlan",
+    "BatchPolicy",
+    "CallStatus",
+    "CommandResult",
+    "Finding",
+    "KillReport",
+    "OutputBudget",
+    "PreparedCall",
+    "ProgressCallback",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolKind",
+    "ToolOutcome",
+    "ToolProgress",
+    "ToolRegistry",
+    "ToolResult",
+    "Verdict",
+    "builtin_tools",
+    "classify",
+    "decide",
+    "default_registry",
+    "enable_subreaper",
+    "is_hardline",
+    "is_secret_name",
+    "kill_group",
+    "plan_batch",
+    "run_batch",
+    "run_command",
+    "scrub_env",
+    "validate",
+]

@@ -1,0 +1,42 @@
+"""The built-in tools: terminal, read_file, write_file, patch, search_files."""
+
+from __future__ import annotations
+
+from ..base import Tool
+from ..registry import ToolRegistry
+from .patch import PatchTool
+from .read_file import ReadFileTool
+from .search import SearchFilesTool
+from .terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_TIMEOUT,
+    FOREGROUND_DEFAULT_TIMEOUT,
+    FOREGROUND_MAX_TIMEOUT,
+    TerminalTool,
+)
+from .write_file import WriteFileTool
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of every built-in tool, with default settings."""
+    return [TerminalTool(), ReadFileTool(), WriteFileTool(), PatchTool(), SearchFilesTool()]
+
+
+def default_registry() -> ToolRegistry:
+    """A registry holding the built-in tools."""
+    return ToolRegistry(builtin_tools())
+
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TIMEOUT",
+    "FOREGROUND_DEFAULT_TIMEOUT",
+    "FOREGROUND_MAX_TIMEOUT",
+    "PatchTool",
+    "ReadFileTool",
+    "SearchFilesTool",
+    "TerminalTool",
+    "WriteFileTool",
+    "builtin_tools",
+    "default_registry",
+]

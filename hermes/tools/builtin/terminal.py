@@ -1,0 +1,185 @@
+"""``terminal``: run a shell command in the foreground, in its own process group.
+
+Hermes' defaults: 180 s by default, at most 600 s (longer work belongs in
+background mode), a timeout is exit code 124 with ``[Command timed out after
+Ns]``, an interrupt is exit code 130 with ``[Command interrupted]``. Every
+command passes the approval gate first; a refused command never starts and the
+model is told so plainly.
+
+The command runs as ``bash -c COMMAND`` with stdin from ``/dev/null``, stdout
+and stderr merged, the context's scrubbed environment, in its own process
+group. When the command ends, anything it left running in the background of
+its group is killed; cancellation kills the whole group (SIGTERM, 1 s grace,
+SIGKILL) and reaps it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+import trio
+
+from ..approval import decide
+from ..base import Tool, ToolKind, ToolOutcome
+from ..context import ToolContext
+from ..process import CommandResult, OutputCapture, run_command
+
+FOREGROUND_DEFAULT_TIMEOUT = 180
+FOREGROUND_MAX_TIMEOUT = 600
+EXIT_TIMEOUT = 124
+EXIT_INTERRUPTED = 130
+
+_ANSI = re.compile(r"\x1b\[[0-?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour and cursor escape sequences."""
+    return _ANSI.sub("", text)
+
+
+class TerminalTool(Tool):
+    """Foreground shell commands (see the module docstring)."""
+
+    name = "terminal"
+    kind = ToolKind.OTHER
+    toolset = "terminal"
+
+    def __init__(
+        self,
+        *,
+        default_timeout: int = FOREGROUND_DEFAULT_TIMEOUT,
+        max_timeout: int = FOREGROUND_MAX_TIMEOUT,
+        output_limit: int = 200_000,
+        grace: float = 1.0,
+        progress_interval: float = 0.5,
+    ) -> None:
+        self.default_timeout = default_timeout
+        self.max_timeout = max_timeout
+        self.output_limit = output_limit
+        self.grace = grace
+        self.progress_interval = progress_interval
+        self.description = (
+            "Run a shell command with bash in the working directory and return its combined "
+            "stdout/stderr and exit code. Non-interactive: stdin is empty, so never run "
+            "commands that wait for input (use flags such as -y). Commands left running in the "
+            f"background when the command exits are stopped. Default timeout "
+            f"{default_timeout} s, at most {max_timeout} s; a timeout gives exit code 124. "
+            "Destructive commands need the user's approval and some are always refused. "
+            "Prefer read_file, write_file, patch and search_files for files."
+        )
+        self.input_schema: Mapping[str, Any] = {
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The command line, run with bash -c.",
+                },
+                "timeout": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": default_timeout,
+                    "description": f"Seconds before the command is stopped (max {max_timeout}).",
+                },
+                "workdir": {
+                    "type": "string",
+                    "description": "Directory to run in (default: the working directory).",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        }
+
+    def call_timeout(self, args: Mapping[str, Any]) -> float | None:
+        # The command's own timeout plus room to kill and reap it before the batch gives up.
+        timeout = min(int(args.get("timeout", self.default_timeout)), self.max_timeout)
+        return timeout + self.grace + 10.0
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+        command: str = args["command"]
+        timeout = int(args.get("timeout", self.default_timeout))
+        if timeout > self.max_timeout:
+            return ToolOutcome.error(
+                f"timeout={timeout} is over the foreground limit of {self.max_timeout} s. "
+                "Nothing was run. Use a shorter timeout, or run long-lived work (servers, "
+                "watchers, long builds) in background mode instead.",
+                reason="timeout_too_long",
+            )
+        workdir = ctx.resolve(args["workdir"]) if args.get("workdir") else ctx.cwd
+        if not await trio.Path(workdir).is_dir():
+            return ToolOutcome.error(
+                f"workdir {workdir} is not a directory. Nothing was run.", reason="bad_workdir"
+            )
+        decision = await decide(
+            command,
+            session=ctx.approvals,
+            ask=ctx.ask_approval,
+            call_id=ctx.call_id,
+            pause=ctx.pause_deadline,
+        )
+        if not decision.allowed:
+            return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
+        bash = shutil.which("bash", path=ctx.env.get("PATH")) or shutil.which("bash") or "bash"
+        last_report = -float("inf")
+
+        def on_output(capture: OutputCapture) -> None:
+            nonlocal last_report
+            now = trio.current_time()
+            if now - last_report >= self.progress_interval:
+                last_report = now
+                ctx.report("output", strip_ansi(capture.recent(1000)))
+
+        try:
+            result = await run_command(
+                [bash, "-c", command],
+                cwd=workdir,
+                env=ctx.env,
+                timeout=timeout,
+                interrupt=ctx.interrupt,
+                capture=OutputCapture(self.output_limit),
+                on_output=on_output,
+                grace=self.grace,
+            )
+        except OSError as exc:
+            return ToolOutcome.error(
+                f"Could not start the command ({type(exc).__name__}: {exc}). Nothing was run.",
+                ran=False,
+            )
+        return _format(result, timeout, decision.verdict.value)
+
+
+def _format(result: CommandResult, timeout: int, verdict: str) -> ToolOutcome:
+    output = strip_ansi(result.output).rstrip("\n")
+    notes: list[str] = []
+    if result.timed_out:
+        exit_code = EXIT_TIMEOUT
+        notes.append(f"[Command timed out after {timeout}s]")
+    elif result.interrupted:
+        exit_code = EXIT_INTERRUPTED
+        notes.append("[Command interrupted]")
+    else:
+        exit_code = result.exit_code if result.exit_code is not None else -1
+        if result.kill is not None:
+            notes.append(
+                "[Processes the command left running in the background were stopped; use "
+                "background mode for long-lived processes.]"
+            )
+    if result.kill is not None and result.kill.survivors:
+        notes.append(f"[Warning: processes {list(result.kill.survivors)} could not be killed]")
+    notes.append(f"[exit code: {exit_code}]")
+    text = (output or "(no output)") + "\n" + "\n".join(notes)
+    return ToolOutcome(
+        text,
+        exit_code != 0,
+        {
+            "exit_code": exit_code,
+            "timed_out": result.timed_out,
+            "interrupted": result.interrupted,
+            "duration": result.duration,
+            "output_bytes": result.output_bytes,
+            "approval": verdict,
+        },
+    )

@@ -1,0 +1,318 @@
+"""Running a command in its own process group, and killing that group completely.
+
+``run_command`` starts ``argv`` with ``start_new_session=True`` (a new session,
+so a new process group whose id is the child's pid), stdin from ``/dev/null``,
+stdout and stderr merged into one pipe. It reads the pipe in chunks (never by
+line, so output without newlines cannot stall it) into an ``OutputCapture``
+that keeps the head and the tail within a fixed size.
+
+It ends in one of four ways, and in each the whole group is gone afterwards:
+
+- the leader exits: leftover members of its group (``cmd &``) are killed;
+- the timeout fires: the group is killed, ``timed_out`` is set;
+- ``interrupt`` is set: the group is killed, ``interrupted`` is set;
+- the caller's scope is cancelled: the group is killed in a shielded,
+  time-bounded cleanup and ``trio.Cancelled`` propagates.
+
+Killing a group (``kill_group``) is: SIGTERM to the group, wait up to ``grace``
+for its members to exit, SIGKILL to the group, reap the leader, reap members
+this process adopted, then check ``/proc`` that no member survives. ``trio``'s
+own ``run_process`` signals only the leader; a grandchild would survive it.
+
+Orphaned grandchildren are re-parented to the nearest *subreaper*. PID 1 of a
+container or sandbox often does not reap, which leaves zombies, so
+``run_command`` makes this process a subreaper (``enable_subreaper``, Linux
+``prctl``) and reaps the members of its groups itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+import trio
+
+_PR_SET_CHILD_SUBREAPER = 36
+_subreaper_enabled = False
+
+
+def enable_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux); idempotent.
+
+    Returns whether it is (or already was) enabled. Call it at daemon start;
+    ``run_command`` calls it too.
+    """
+    global _subreaper_enabled
+    if _subreaper_enabled:
+        return True
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper_enabled = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper_enabled = False
+    return _subreaper_enabled
+
+
+@attrs.frozen(slots=True)
+class Member:
+    pid: int
+    state: str
+    """The ``/proc/<pid>/stat`` state letter: ``R``, ``S``, ``D``, ``Z``..."""
+
+    @property
+    def zombie(self) -> bool:
+        return self.state in ("Z", "X")
+
+
+def group_members(pgid: int) -> list[Member]:
+    """Every process whose process group is ``pgid``, from ``/proc``."""
+    members: list[Member] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            members.append(Member(int(entry), fields[0].decode()))
+    return members
+
+
+def _live(pgid: int) -> list[Member]:
+    return [m for m in group_members(pgid) if not m.zombie]
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _reap_group(pgid: int) -> int:
+    """Reap exited members of ``pgid`` that are our children (adopted as subreaper)."""
+    reaped = 0
+    while True:
+        try:
+            pid, _ = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        except OSError as exc:
+            if exc.errno == errno.EINTR:
+                continue
+            return reaped
+        if pid == 0:
+            return reaped
+        reaped += 1
+
+
+@attrs.frozen(slots=True)
+class KillReport:
+    """What ``kill_group`` did and what (if anything) survived it."""
+
+    sigkill_sent: bool
+    survivors: tuple[int, ...]
+    """Pids of the group still alive after SIGKILL (a process in uninterruptible sleep)."""
+    zombies: tuple[int, ...]
+    """Exited members nobody reaped (not our children: no subreaper)."""
+
+
+async def _wait_until(predicate: Callable[[], bool], timeout: float, poll: float = 0.01) -> bool:
+    with trio.move_on_after(timeout):
+        while not predicate():
+            await trio.sleep(poll)
+            poll = min(poll * 1.5, 0.1)
+        return True
+    return predicate()
+
+
+async def kill_group(
+    process: trio.Process, *, grace: float = 1.0, kill_wait: float = 2.0
+) -> KillReport:
+    """SIGTERM the group, wait ``grace``, SIGKILL it, reap, verify. Shield it yourself.
+
+    ``process`` must be the group leader (started with ``start_new_session``).
+    Every wait is bounded: the whole call takes at most about
+    ``grace + 2 * kill_wait`` seconds.
+    """
+    pgid = process.pid
+    _signal_group(pgid, signal.SIGTERM)
+    gone = await _wait_until(lambda: not _live(pgid), grace)
+    sigkill = False
+    if not gone:
+        sigkill = True
+        _signal_group(pgid, signal.SIGKILL)
+        await _wait_until(lambda: not _live(pgid), kill_wait)
+    with trio.move_on_after(kill_wait):
+        await process.wait()
+    if process.returncode is not None:
+        # Only after the leader is reaped: waitpid(-pgid) must not steal it from trio.
+        await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
+    members = group_members(pgid)
+    return KillReport(
+        sigkill,
+        tuple(m.pid for m in members if not m.zombie),
+        tuple(m.pid for m in members if m.zombie),
+    )
+
+
+class OutputCapture:
+    """Bytes from a pipe, bounded: the first ``head`` bytes and the last ``limit - head``."""
+
+    def __init__(self, limit: int = 200_000, head: int = 20_000) -> None:
+        self.limit = limit
+        self.head_limit = min(head, limit)
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+        self.dropped = 0
+
+    def feed(self, data: bytes | bytearray) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self._tail += data
+        excess = len(self._tail) - (self.limit - self.head_limit)
+        if excess > 0:
+            del self._tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        head = self._head.decode("utf-8", errors="replace")
+        tail = self._tail.decode("utf-8", errors="replace")
+        if self.dropped:
+            return f"{head}\n[... {self.dropped:,} bytes of output omitted ...]\n{tail}"
+        return head + tail
+
+    def recent(self, size: int = 2000) -> str:
+        data = bytes(self._head + self._tail)[-size:]
+        return data.decode("utf-8", errors="replace")
+
+
+@attrs.frozen(slots=True)
+class CommandResult:
+    output: str
+    exit_code: int | None
+    """The leader's exit status; a signal N is reported as 128 + N, like a shell."""
+    timed_out: bool = False
+    interrupted: bool = False
+    output_bytes: int = 0
+    dropped_bytes: int = 0
+    kill: KillReport | None = None
+    duration: float = 0.0
+
+
+def _exit_status(returncode: int | None) -> int | None:
+    if returncode is None:
+        return None
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _reaped_and_gone(pgid: int) -> bool:
+    _reap_group(pgid)
+    return not group_members(pgid)
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    interrupt: trio.Event | None = None,
+    capture: OutputCapture | None = None,
+    on_output: Callable[[OutputCapture], None] | None = None,
+    grace: float = 1.0,
+    drain_timeout: float = 1.0,
+) -> CommandResult:
+    """Run ``argv`` in its own process group (see the module docstring).
+
+    ``on_output`` is called after every chunk read (it must not block).
+    Raises ``OSError`` when the program cannot be started.
+    """
+    enable_subreaper()
+    out = capture or OutputCapture()
+    started = trio.current_time()
+    process = await trio.lowlevel.open_process(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=str(cwd),
+        env=dict(env),
+        start_new_session=True,
+    )
+    pgid = process.pid
+    stdout = process.stdout
+    if stdout is None:  # pragma: no cover - PIPE always gives a stream
+        raise RuntimeError("no stdout pipe")
+    timed_out = interrupted = False
+    report: KillReport | None = None
+    reader_done = trio.Event()
+
+    async def read() -> None:
+        try:
+            while chunk := await stdout.receive_some(65536):
+                out.feed(chunk)
+                if on_output is not None:
+                    on_output(out)
+        finally:
+            reader_done.set()
+
+    async def watch_interrupt(event: trio.Event, scope: trio.CancelScope) -> None:
+        nonlocal interrupted
+        await event.wait()
+        interrupted = True
+        scope.cancel()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read)
+            with trio.CancelScope(deadline=started + timeout) as waiting:
+                if interrupt is not None:
+                    nursery.start_soon(watch_interrupt, interrupt, waiting)
+                await process.wait()
+            timed_out = waiting.cancelled_caught and not interrupted
+            with trio.CancelScope(shield=True):
+                if process.returncode is None or _live(pgid):
+                    # Timed out, interrupted, or the leader left members behind (cmd &).
+                    report = await kill_group(process, grace=grace)
+                else:
+                    await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
+            with trio.move_on_after(drain_timeout):
+                await reader_done.wait()
+            nursery.cancel_scope.cancel()
+    except BaseException:
+        if process.returncode is None or _live(pgid):
+            with trio.move_on_after(grace + 5.0, shield=True):
+                await kill_group(process, grace=grace)
+        raise
+    finally:
+        with trio.move_on_after(1.0, shield=True):
+            await stdout.aclose()
+    return CommandResult(
+        output=out.text(),
+        exit_code=_exit_status(process.returncode),
+        timed_out=timed_out,
+        interrupted=interrupted,
+        output_bytes=out.total,
+        dropped_bytes=out.dropped,
+        kill=report,
+        duration=trio.current_time() - started,
+    )
