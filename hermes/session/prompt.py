@@ -1,0 +1,116 @@
+"""The session's system prompt, in three cache tiers, built once per session.
+
+- **stable**: identity and tool guidance (cache breakpoint after it);
+- **context**: the project context file found from the working directory and
+  the caller's own system text (cache breakpoint after it);
+- **volatile**: memory snapshot and date (no breakpoint: it may change between
+  sessions, never within one).
+
+The session builds it once and keeps the returned blocks byte-identical for
+its whole life (rebuilt only after compression), so the cached prefix holds.
+Project context files follow Hermes' precedence: the first kind found wins among
+``.hermes.md`` / ``HERMES.md`` (nearest, up to the git root), the ``AGENTS.md``
+chain from the git root down to the working directory, ``CLAUDE.md``, then
+``.cursorrules``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import attrs
+
+from hermes.model.types import TextBlock
+
+DEFAULT_IDENTITY = (
+    "You are Hermes, an AI agent running as a daemon on the user's workstation. "
+    "You work in their files with the tools you are given, say plainly what you did "
+    "and what you could not do, and never claim a command ran when it did not."
+)
+
+CONTEXT_FILE_LIMIT = 32_000
+"""Characters of a project context file that enter the prompt (the rest is cut, with a note)."""
+
+
+@attrs.frozen(slots=True)
+class PromptParts:
+    """Everything the system prompt is made of, gathered by the session at start."""
+
+    cwd: Path
+    today: datetime.date
+    identity: str = DEFAULT_IDENTITY
+    tool_guidance: tuple[str, ...] = ()
+    caller_system: str | None = None
+    memory_snapshot: str | None = None
+    load_context_files: bool = True
+
+
+def build_system_prompt(parts: PromptParts) -> tuple[TextBlock, ...]:
+    """The system prompt blocks: stable tier, context tier (if any), volatile tier."""
+    stable = "\n\n".join([parts.identity.strip(), *(g.strip() for g in parts.tool_guidance if g)])
+    blocks = [TextBlock(stable, cache=True)]
+    context: list[str] = []
+    if parts.load_context_files:
+        found = find_context_file(parts.cwd)
+        if found is not None:
+            path, text = found
+            context.append(f"# Project context ({path.name}, from {path.parent})\n\n{text}")
+    if parts.caller_system and parts.caller_system.strip():
+        context.append(parts.caller_system.strip())
+    if context:
+        blocks.append(TextBlock("\n\n".join(context), cache=True))
+    volatile = []
+    if parts.memory_snapshot and parts.memory_snapshot.strip():
+        volatile.append(f"# Memory\n\n{parts.memory_snapshot.strip()}")
+    volatile.append(f"Today is {parts.today.isoformat()}. Working directory: {parts.cwd}")
+    blocks.append(TextBlock("\n\n".join(volatile)))
+    return tuple(blocks)
+
+
+def _git_root(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, cut to the limit; None if it is missing, unreadable or empty."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    text = text.strip()
+    if not text:
+        return None
+    if len(text) > CONTEXT_FILE_LIMIT:
+        cut = len(text) - CONTEXT_FILE_LIMIT
+        text = f"{text[:CONTEXT_FILE_LIMIT]}\n\n[... {cut} more characters of {path.name} cut]"
+    return text
+
+
+def find_context_file(cwd: Path) -> tuple[Path, str] | None:
+    """The project context to load for ``cwd``: (path of the file used, text), or None."""
+    cwd = cwd.resolve()
+    root = _git_root(cwd)
+    # Inside a repo: the working directory up to the git root; outside: itself only.
+    upward = [cwd, *cwd.parents][: [cwd, *cwd.parents].index(root) + 1] if root else [cwd]
+    for directory in upward:
+        for name in (".hermes.md", "HERMES.md"):
+            text = _read(directory / name)
+            if text is not None:
+                return directory / name, text
+    chain = []
+    for directory in reversed(upward):  # git root first, working directory last
+        text = _read(directory / "AGENTS.md")
+        if text is not None:
+            chain.append((directory / "AGENTS.md", text))
+    if chain:
+        last_path = chain[-1][0]
+        return last_path, "\n\n".join(text for _, text in chain)
+    for name in ("CLAUDE.md", ".cursorrules"):
+        text = _read(cwd / name)
+        if text is not None:
+            return cwd / name, text
+    return None
