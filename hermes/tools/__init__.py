@@ -18,25 +18,21 @@
 """
 
 from .approval import (
-    DANGEROUS_RULES,
-    HARDLINE_RULES,
     AllowlistSaver,
     ApprovalCallback,
     ApprovalChoice,
     ApprovalDecision,
     ApprovalRequest,
     ApprovalSession,
-    Finding,
     Verdict,
-    classify,
     decide,
-    is_hardline,
 )
 from .base import NO_TIMEOUT, Tool, ToolCall, ToolKind, ToolOutcome, ToolProgress
 from .batch import BatchPolicy, run_batch
 from .budget import OutputBudget
 from .builtin import builtin_tools, default_registry
 from .context import ProgressCallback, ToolContext
+from .danger import DANGEROUS_RULES, HARDLINE_RULES, Finding, classify, is_hardline
 from .env import is_secret_name, scrub_env
 from .plan import BatchPlan, plan_batch
 from .process import CommandResult, KillReport, enable_subreaper, kill_group, run_command
