@@ -13,13 +13,13 @@ import enum
 import logging
 import math
 from collections import deque
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from .actor import Actor
 from .context import ActorContext
+from .current import current_cell
 from .envelope import Envelope, ReplySlot
 from .errors import ActorExited, MailboxFull, StartFailed
 from .events import ActorExitedEvent, UnkillableFinished, UnkillableReported
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("actors")
 
-current_cell: ContextVar[ActorCell | None] = ContextVar("actors.current_cell", default=None)
-"""The cell whose task is running (None outside actors)."""
 
 THROUGHPUT = 64
 """Messages an actor handles back to back before it yields to other tasks."""
@@ -656,47 +654,6 @@ class ActorCell:
         if self._host is None:
             self._host = await self.system.open_host(self.path)
         return self._host.nursery
-
-    # == introspection ==============================================================
-
-    def snapshot(self, now: float) -> dict[str, Any]:
-        """This actor and its subtree as plain data."""
-        state = "unkillable" if self.unkillable and self.exit_reason is None else self.state.value
-        out: dict[str, Any] = {
-            "path": self.path,
-            "id": self.id,
-            "class": self.actor_class,
-            "state": state,
-            "mailbox": _plain_stats(self.mailbox),
-            "restarts": self.restarts,
-            "heartbeat_age": now - self.last_beat,
-            "uptime": now - self.started_at,
-            "trap_exits": self.trap_exits,
-            "children": [c.snapshot(now) for c in (self.children or {}).values()],
-            "recent_exits": [
-                {"path": p, "reason": r.to_plain(), "age": now - t}
-                for p, r, t in (self.recent_exits or ())
-            ],
-        }
-        if self.registered_name is not None:
-            out["name"] = self.registered_name
-        if self.last_activity is not None:
-            out["last_activity"] = self.last_activity
-        if self.exit_reason is not None:
-            out["exit_reason"] = self.exit_reason.to_plain()
-        return out
-
-
-def _plain_stats(mailbox: Mailbox) -> dict[str, Any]:
-    return {
-        "depth": mailbox.depth,
-        "system_depth": mailbox.system_depth,
-        "high_water": mailbox.high_water,
-        "received": mailbox.received,
-        "dropped": mailbox.dropped,
-        "capacity": mailbox.capacity,
-        "overflow": mailbox.overflow.value,
-    }
 
 
 def _path_of(cell: ActorCell | None) -> str | None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .current import current_cell
 from .envelope import Envelope, ReplySlot
 from .errors import ActorExited, CallTimeout, CallToSelf
 from .exits import ExitReason
@@ -14,10 +15,7 @@ if TYPE_CHECKING:
     from .cell import ActorCell
 
 
-def _current_cell() -> ActorCell | None:
-    from .cell import current_cell
-
-    return current_cell.get()
+_current_cell = current_cell.get
 
 
 class ActorRef:

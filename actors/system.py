@@ -20,6 +20,7 @@ from .errors import NameTaken, NotRunning, StartFailed
 from .events import ActorStarted, EventBus
 from .exits import ExitReason
 from .host import ChildHost
+from .introspect import recent_exits, snapshot
 from .mailbox import MailboxConfig
 from .ref import ActorRef
 from .registry import Registry
@@ -234,12 +235,9 @@ class ActorSystem:
                 "total": self.dead_letters.total,
                 "by_reason": dict(self.dead_letters.by_reason),
             },
-            "unkillable": [r._cell.snapshot(now) for r in self.unkillable()],
-            "children": [c.snapshot(now) for c in self._top.values()],
-            "recent_exits": [
-                {"path": p, "reason": r.to_plain(), "age": now - t}
-                for p, r, t in self._recent_exits
-            ],
+            "unkillable": [snapshot(r._cell, now) for r in self.unkillable()],
+            "children": [snapshot(c, now) for c in self._top.values()],
+            "recent_exits": recent_exits(self._recent_exits, now),
         }
 
     # -- shutdown ------------------------------------------------------------------

@@ -1,0 +1,12 @@
+"""The actor whose task is running, as a context variable (None outside actors)."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cell import ActorCell
+
+current_cell: ContextVar[ActorCell | None] = ContextVar("actors.current_cell", default=None)
+"""Set by each actor's task; trio copies it into the tasks an actor starts."""

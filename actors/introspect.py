@@ -1,0 +1,43 @@
+"""Snapshots of actors and their subtrees as plain data (JSON-ready)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .exits import ExitReason
+
+if TYPE_CHECKING:
+    from .cell import ActorCell
+
+
+def recent_exits(entries: Iterable[tuple[str, ExitReason, float]], now: float) -> list[Any]:
+    """(path, reason, when) entries as plain data with their age."""
+    return [{"path": p, "reason": r.to_plain(), "age": now - t} for p, r, t in entries]
+
+
+def snapshot(cell: ActorCell, now: float) -> dict[str, Any]:
+    """One actor and its subtree: state, mailbox, heartbeat, children, recent exits."""
+    state = "unkillable" if cell.unkillable and cell.exit_reason is None else cell.state.value
+    out: dict[str, Any] = {
+        "path": cell.path,
+        "id": cell.id,
+        "class": cell.actor_class,
+        "state": state,
+        "mailbox": attrs.asdict(cell.mailbox.stats()),
+        "restarts": cell.restarts,
+        "heartbeat_age": now - cell.last_beat,
+        "uptime": now - cell.started_at,
+        "trap_exits": cell.trap_exits,
+        "children": [snapshot(c, now) for c in (cell.children or {}).values()],
+        "recent_exits": recent_exits(cell.recent_exits or (), now),
+    }
+    if cell.registered_name is not None:
+        out["name"] = cell.registered_name
+    if cell.last_activity is not None:
+        out["last_activity"] = cell.last_activity
+    if cell.exit_reason is not None:
+        out["exit_reason"] = cell.exit_reason.to_plain()
+    return out
