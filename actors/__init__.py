@@ -18,6 +18,7 @@ subclass ``Actor``::
 """
 
 from .actor import Actor
+from .checks import is_count, is_number
 from .context import ActorContext, Reply
 from .deadletters import DeadLetters
 from .errors import (
@@ -88,6 +89,8 @@ __all__ = [
     "UnhandledMessage",
     "UnkillableFinished",
     "UnkillableReported",
+    "is_count",
+    "is_number",
     "open_system",
     "tune_gc",
 ]

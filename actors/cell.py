@@ -15,9 +15,11 @@ import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from .actor import Actor
+from .checks import is_number
 from .context import ActorContext
 from .current import current_cell
 from .envelope import Envelope, ReplySlot
@@ -240,7 +242,7 @@ class ActorCell:
                 result = await actor.receive(item.message)
                 reply = item.reply
                 if reply is not None and not self._current_deferred:
-                    self._deliver_reply(reply, result)
+                    self.deliver_reply(reply, result)
                 self._current = None
                 self._current_deferred = False
             elif type(item) is _Stop:
@@ -258,9 +260,12 @@ class ActorCell:
                     self._timers.fire_due(trio.current_time())
                 await trio.lowlevel.checkpoint()
 
-    def _deliver_reply(self, reply: ReplySlot, value: Any) -> None:
-        if not reply.set_value(value):
-            self.system.dead_letters.record(self.path, value, "late reply (caller gave up)", None)
+    def deliver_reply(self, reply: ReplySlot, value: Any) -> bool:
+        """Answer a call; a reply the caller no longer waits for is a counted dead letter."""
+        if reply.set_value(value):
+            return True
+        self.system.dead_letters.record(self.path, value, "late reply (caller gave up)", None)
+        return False
 
     # == stopping ====================================================================
 
@@ -316,7 +321,7 @@ class ActorCell:
         if caller is self:
             raise RuntimeError(f"actor {self.path} cannot wait for its own stop; use ctx.stop()")
         budget = self.shutdown_budget if timeout is None else timeout
-        if isinstance(budget, bool) or not isinstance(budget, int | float) or not budget >= 0:
+        if not is_number(budget) or not budget >= 0:
             raise ValueError(f"stop timeout must be a number of seconds >= 0, got {timeout!r}")
         if caller is not None and caller is self.parent:
             # Like an OTP supervisor: unlink before stopping, so the exit we
@@ -428,12 +433,8 @@ class ActorCell:
             try:
                 await actor.on_stop(reason)
             except Exception as exc:
-                return ExitReason(
-                    ExitKind.ERROR,
-                    f"{self.path} in on_stop: {type(exc).__name__}: {exc}",
-                    error=exc,
-                    cause=reason,
-                )
+                crash = ExitReason.from_exception(exc, where=f"{self.path} in on_stop")
+                return attrs.evolve(crash, cause=reason)
             finally:
                 self._cleanup_scope = None
         if scope.cancelled_caught:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .checks import is_number
 from .envelope import Envelope
 from .errors import MailboxFull
 from .exits import ExitReason
@@ -43,12 +44,7 @@ class Reply:
     def send(self, value: Any) -> bool:
         """Deliver the reply; False if the caller already gave up (it is then a dead letter)."""
         self._cell.settle_deferred(self._slot)
-        delivered: bool = self._slot.set_value(value)
-        if not delivered:
-            self._cell.system.dead_letters.record(
-                self._cell.path, value, "late reply (caller gave up)", None
-            )
-        return delivered
+        return self._cell.deliver_reply(self._slot, value)
 
     def fail(self, error: BaseException) -> bool:
         """Raise ``error`` in the caller instead of replying."""
@@ -202,16 +198,12 @@ class ActorContext:
 
     def send_interval(self, period: float, message: Any) -> Timer:
         """Deliver ``message`` every ``period`` seconds until cancelled or the actor exits."""
-        if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
+        if not is_number(period) or not period > 0:
             raise ValueError(f"timer period must be > 0 seconds, got {period!r}")
         return self._add_timer(period, period, message)
 
     def _add_timer(self, delay: float, period: float | None, message: Any) -> Timer:
-        if (
-            isinstance(delay, bool)
-            or not isinstance(delay, int | float)
-            or not (0 <= delay < math.inf)
-        ):
+        if not is_number(delay) or not (0 <= delay < math.inf):
             raise ValueError(f"timer delay must be a finite number >= 0, got {delay!r}")
         cell = self._cell
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import gc
 
+from .checks import is_count
+
 DEFAULT_THRESHOLDS = (50_000, 50, 100)
 
 
 def tune_gc(thresholds: tuple[int, int, int] = DEFAULT_THRESHOLDS) -> tuple[int, int, int]:
     """Set the collector's thresholds; return the previous ones (to restore them)."""
-    if len(thresholds) != 3 or any(
-        isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in thresholds
-    ):
+    if len(thresholds) != 3 or any(not is_count(t) or t < 1 for t in thresholds):
         raise ValueError(f"GC thresholds must be three ints >= 1, got {thresholds!r}")
     previous: tuple[int, int, int] = gc.get_threshold()
     gc.set_threshold(*thresholds)

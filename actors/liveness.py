@@ -6,14 +6,16 @@ from typing import Any
 
 import attrs
 
+from .checks import is_count, is_number
+
 
 def _positive(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if not is_number(value) or value <= 0:
         raise ValueError(f"liveness {attribute.name} must be a number > 0, got {value!r}")
 
 
 def _misses(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_count(value) or value < 0:
         raise ValueError(f"liveness {attribute.name} must be an int >= 0, got {value!r}")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import trio
 
+from .checks import is_count
 from .envelope import Envelope
 from .errors import MailboxFull
 
@@ -36,7 +37,7 @@ class Overflow(enum.Enum):
 
 
 def _positive_capacity(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not is_count(value) or value < 1:
         raise ValueError(f"mailbox {attribute.name} must be an int >= 1, got {value!r}")
 
 

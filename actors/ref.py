@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .checks import is_number
 from .current import current_cell
 from .envelope import Envelope, ReplySlot
 from .errors import ActorExited, CallTimeout, CallToSelf
@@ -77,7 +78,7 @@ class ActorRef:
             raise CallToSelf(self.path)
         if timeout is None:
             timeout = cell.system.call_timeout
-        elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        elif not is_number(timeout) or not timeout > 0:
             raise ValueError(f"call timeout must be > 0 seconds, got {timeout!r}")
         if cell.exit_reason is not None:
             await trio.lowlevel.checkpoint()

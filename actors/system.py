@@ -14,6 +14,7 @@ import trio
 
 from .actor import Actor
 from .cell import ActorCell, State
+from .checks import is_number
 from .deadletters import DeadLetters
 from .envelope import ReplySlot
 from .errors import NameTaken, NotRunning, StartFailed
@@ -32,11 +33,7 @@ def _check_budget(field: str, value: float | None, *, positive: bool = False) ->
     if value is None:
         return
     bound = "> 0" if positive else ">= 0"
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not (value > 0 if positive else value >= 0)
-    ):
+    if not is_number(value) or not (value > 0 if positive else value >= 0):
         raise ValueError(f"{field} must be a number of seconds {bound} or math.inf, got {value!r}")
 
 

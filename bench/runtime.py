@@ -21,7 +21,7 @@ import trio.testing
 
 from actors import Actor, ActorSystem, MailboxConfig, open_system
 
-from .stats import format_table, median_seconds, rss_bytes
+from .stats import format_table, median_seconds, rss_bytes, targets_met
 
 
 @attrs.frozen
@@ -300,10 +300,7 @@ async def measure(sizes: Sizes, reps: int) -> dict[str, Any]:
         "sizes": attrs.asdict(sizes),
         "reps": reps,
     }
-    results["targets_met"] = {
-        key: (results[key] <= bound if op == "<=" else results[key] >= bound)
-        for key, (op, bound) in TARGETS.items()
-    }
+    results["targets_met"] = targets_met(results, TARGETS)
     return results
 
 

@@ -6,6 +6,7 @@ import gc
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import trio
 
@@ -28,6 +29,14 @@ async def median_seconds(
         samples.append(measured if measured is not None else time.perf_counter() - start)
         await trio.lowlevel.checkpoint()
     return statistics.median(samples)
+
+
+def targets_met(results: dict[str, Any], targets: dict[str, tuple[str, float]]) -> dict[str, bool]:
+    """For each ``key: (op, bound)`` target, whether ``results[key]`` meets it."""
+    return {
+        key: results[key] <= bound if op == "<=" else results[key] >= bound
+        for key, (op, bound) in targets.items()
+    }
 
 
 def rss_bytes() -> int:

@@ -27,7 +27,7 @@ import trio.testing
 from actors import Actor, ActorSystem, ExitReason, open_system, tune_gc
 from supervisors import ChildSpec, DynamicSupervisor, Restart, Supervisor, SupervisorClient
 
-from .stats import format_table, median_seconds
+from .stats import format_table, median_seconds, targets_met
 
 
 @attrs.frozen
@@ -230,10 +230,7 @@ async def measure(sizes: Sizes, reps: int) -> dict[str, Any]:
             "reps": reps,
         },
     }
-    results["targets_met"] = {
-        key: (results[key] <= bound if op == "<=" else results[key] >= bound)
-        for key, (op, bound) in TARGETS.items()
-    }
+    results["targets_met"] = targets_met(results, TARGETS)
     return results
 
 

@@ -8,11 +8,13 @@ from typing import Any
 
 import attrs
 
+from actors import is_number
+
 from .errors import SpecError
 
 
 def _nonneg(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < math.inf):
+    if not is_number(value) or not (0 <= value < math.inf):
         raise SpecError(
             f"invalid backoff {attribute.name}: {value!r} (expected a finite number >= 0)"
         )

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from actors import NotRunning, Reply
+from actors import NotRunning, Reply, is_count
 
 from . import admin
 from .admin import Failure
@@ -59,17 +59,11 @@ class DynamicSupervisor(Supervisor):
             raise SpecError(f"invalid template: {template!r} (expected a ChildSpec)")
         if template.significant:
             raise SpecError("invalid template significant: True (dynamic supervisors have none)")
-        if max_children is not None and (
-            isinstance(max_children, bool) or not isinstance(max_children, int) or max_children < 1
-        ):
+        if max_children is not None and (not is_count(max_children) or max_children < 1):
             raise SpecError(f"invalid max_children: {max_children!r} (expected None or int >= 1)")
         if not isinstance(admission, Admission):
             raise SpecError(f"invalid admission: {admission!r} (expected an Admission)")
-        if (
-            isinstance(queue_capacity, bool)
-            or not isinstance(queue_capacity, int)
-            or (queue_capacity < 1)
-        ):
+        if not is_count(queue_capacity) or queue_capacity < 1:
             raise SpecError(f"invalid queue_capacity: {queue_capacity!r} (expected int >= 1)")
         flags = SupervisorFlags(
             strategy=Strategy.ONE_FOR_ONE, intensity=intensity, period=period, backoff=backoff

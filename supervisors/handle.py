@@ -13,7 +13,15 @@ from typing import Any
 
 import trio
 
-from actors import ActorExited, ActorRef, CallTimeout, DeadLetters, ExitReason, MailboxFull
+from actors import (
+    ActorExited,
+    ActorRef,
+    CallTimeout,
+    DeadLetters,
+    ExitReason,
+    MailboxFull,
+    is_number,
+)
 
 
 class ChildState(enum.Enum):
@@ -25,7 +33,16 @@ class ChildState(enum.Enum):
 class ChildHandle:
     """Stable address of one supervised child across incarnations."""
 
-    def __init__(self, child_id: str, path: str, stash_capacity: int, dead: DeadLetters) -> None:
+    def __init__(
+        self,
+        child_id: str,
+        path: str,
+        stash_capacity: int,
+        dead: DeadLetters,
+        call_timeout: float = 5.0,
+    ) -> None:
+        self.call_timeout = call_timeout
+        """Default ``call`` timeout (the actor system's)."""
         self.id = child_id
         self.path = path
         self.state = ChildState.STOPPED
@@ -118,8 +135,8 @@ class ChildHandle:
         stopped for good or dies while handling this call, and ``CallTimeout``
         if no incarnation answered in time.
         """
-        limit = 5.0 if timeout is None else timeout
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+        limit = self.call_timeout if timeout is None else timeout
+        if not is_number(limit) or not limit > 0:
             raise ValueError(f"call timeout must be > 0 seconds, got {timeout!r}")
         deadline = trio.current_time() + limit
         while True:

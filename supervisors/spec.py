@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from actors import Actor, LivenessSpec, MailboxConfig
+from actors import Actor, LivenessSpec, MailboxConfig, is_count, is_number
 
 from .backoff import Backoff
 from .errors import SpecError
@@ -92,7 +92,7 @@ def _check_enum(kind: type[enum.Enum], field: str) -> Callable[[Any, Any, Any], 
 
 
 def _check_shutdown(_: Any, __: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+    if not is_number(value) or not value >= 0:
         raise _fail("child spec shutdown", value, "seconds >= 0, BRUTAL (0) or INFINITY")
 
 
@@ -105,7 +105,7 @@ def _check_optional(kind: type, field: str) -> Callable[[Any, Any, Any], None]:
 
 
 def _check_stash(_: Any, __: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_count(value) or value < 0:
         raise _fail("child spec stash_capacity", value, "an int >= 0")
 
 
@@ -156,12 +156,12 @@ class ChildSpec:
 
 
 def _check_intensity(_: Any, __: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_count(value) or value < 0:
         raise _fail("supervisor intensity", value, "an int >= 0")
 
 
 def _check_period(_: Any, __: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value < math.inf):
+    if not is_number(value) or not (0 < value < math.inf):
         raise _fail("supervisor period", value, "a finite number of seconds > 0")
 
 

@@ -178,6 +178,7 @@ class Supervisor(Actor):
             f"{self.ctx.path}/{spec.id}",
             spec.stash_capacity,
             self.ctx.system.dead_letters,
+            self.ctx.system.call_timeout,
         )
         child = _Child(spec, handle)
         self._children[spec.id] = child

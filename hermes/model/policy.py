@@ -7,14 +7,16 @@ from typing import Any
 
 import attrs
 
+from actors import is_number
+
 
 def _positive(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    if not is_number(value) or not value > 0:
         raise ValueError(f"{attribute.name} must be a number > 0, got {value!r}")
 
 
 def _non_negative(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+    if not is_number(value) or not value >= 0:
         raise ValueError(f"{attribute.name} must be a number >= 0, got {value!r}")
 
 
