@@ -146,9 +146,15 @@ class MessagesRequest:
             return ()
         return tuple(t["name"] for t in tools if isinstance(t, dict) and "name" in t)
 
+    @property
+    def tools_forbidden(self) -> bool:
+        """Whether ``tool_choice`` is ``none``: tools are listed but may not be called."""
+        choice = self.body.get("tool_choice")
+        return isinstance(choice, dict) and choice.get("type") == "none"
+
     def offers_tool(self, name: str) -> bool:
-        """Whether a tool called ``name`` is offered."""
-        return name in self.tool_names()
+        """Whether a tool called ``name`` is offered (and may be called)."""
+        return not self.tools_forbidden and name in self.tool_names()
 
     def tool_use_names(self) -> dict[str, str]:
         """``{tool_use id: tool name}`` over every assistant ``tool_use`` block."""

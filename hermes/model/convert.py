@@ -106,6 +106,8 @@ def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
+    if request.tool_choice is not None:
+        params["tool_choice"] = {"type": request.tool_choice}
     if request.thinking_budget is not None:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     if request.stop_sequences:

@@ -122,6 +122,8 @@ class ModelRequest:
     stop_sequences: tuple[str, ...] = ()
     cache_conversation: bool = True
     """Put a cache breakpoint at the end of the conversation prefix."""
+    tool_choice: Literal["auto", "any", "none"] | None = None
+    """``none`` offers the tools (history may hold tool_use blocks) but forbids calling them."""
 
 
 @attrs.frozen(slots=True)

@@ -1,18 +1,73 @@
-"""Sessions: the turn loop and its control verbs (being built; see issue 5).
+"""Sessions: the turn loop, its control verbs, and always-valid history.
 
-Today: the three-tier system prompt (``prompt``) and the turn-loop guardrails
-(``guards``).
+| module | one job |
+|---|---|
+| ``config.py`` | ``SessionConfig`` and ``BusyMode`` |
+| ``session.py`` | ``SessionActor``: owns the conversation, takes prompts and verbs |
+| ``turn.py`` | ``TurnActor``: model calls and tool batches of one turn; settles history |
+| ``workers.py`` | ``ToolWorker``: one actor per tool call |
+| ``control.py`` | ``TurnControls``: steers, redirects, the soft interrupt |
+| ``conversation.py`` | ``Conversation``: the transcript in memory and in the store, in step |
+| ``events.py`` | typed session events and their bounded fan-out |
+| ``approvals.py`` | approval requests from tools to attached surfaces |
+| ``handle.py`` | ``SessionHandle`` and ``start_session`` |
+| ``messages.py`` / ``errors.py`` | the mailbox's messages; refusals |
+| ``prompt.py`` / ``guards.py`` | the three-tier system prompt; loop guardrails |
 """
 
+from .config import BusyMode, SessionConfig
+from .control import TurnControls
+from .conversation import Conversation, open_tool_uses
+from .errors import (
+    InvalidInput,
+    NoTurnRunning,
+    QueueFull,
+    SessionBusy,
+    SessionClosed,
+    SessionError,
+    UnknownApproval,
+)
+from .events import EventHub, SessionEvent, Subscriber
 from .guards import RepeatCheck, RepeatGuard, UnknownToolStreak, Verdict
+from .handle import SessionHandle, start_session
+from .messages import Accepted, SessionState
 from .prompt import PromptParts, build_system_prompt, find_context_file
+from .session import Cancelled, SessionActor, SessionDeps
+from .turn import TurnActor, TurnEnd, TurnResult
+from .workers import ToolWorker
 
 __all__ = [
+    "Accepted",
+    "BusyMode",
+    "Cancelled",
+    "Conversation",
+    "EventHub",
+    "InvalidInput",
+    "NoTurnRunning",
     "PromptParts",
+    "QueueFull",
     "RepeatCheck",
     "RepeatGuard",
+    "SessionActor",
+    "SessionBusy",
+    "SessionClosed",
+    "SessionConfig",
+    "SessionDeps",
+    "SessionError",
+    "SessionEvent",
+    "SessionHandle",
+    "SessionState",
+    "Subscriber",
+    "ToolWorker",
+    "TurnActor",
+    "TurnControls",
+    "TurnEnd",
+    "TurnResult",
+    "UnknownApproval",
     "UnknownToolStreak",
     "Verdict",
     "build_system_prompt",
     "find_context_file",
+    "open_tool_uses",
+    "start_session",
 ]

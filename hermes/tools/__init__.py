@@ -28,7 +28,7 @@ from .approval import (
     decide,
 )
 from .base import NO_TIMEOUT, Tool, ToolCall, ToolKind, ToolOutcome, ToolProgress
-from .batch import BatchPolicy, run_batch
+from .batch import BatchPolicy, Invoker, run_batch
 from .budget import OutputBudget
 from .builtin import builtin_tools, default_registry
 from .context import ProgressCallback, ToolContext
@@ -57,6 +57,7 @@ __all__ = [
     "CallStatus",
     "CommandResult",
     "Finding",
+    "Invoker",
     "KillReport",
     "OutputBudget",
     "PreparedCall",

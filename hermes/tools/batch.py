@@ -26,7 +26,7 @@ one ``ToolResult`` per call in call order, whatever order they finished in.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -39,6 +39,9 @@ from .context import ToolContext
 from .plan import BatchPlan, plan_batch
 from .registry import PreparedCall, ToolRegistry
 from .results import BatchCollector, CallStatus, ToolResult
+
+Invoker = Callable[[PreparedCall, ToolContext], Awaitable[ToolOutcome]]
+"""Runs one prepared call (``ToolRegistry.invoke`` by default; the session uses tool workers)."""
 
 
 @attrs.frozen(slots=True)
@@ -59,8 +62,13 @@ async def run_batch(
     *,
     policy: BatchPolicy | None = None,
     collector: BatchCollector | None = None,
+    invoke: Invoker | None = None,
 ) -> list[ToolResult]:
-    """Run ``calls``; one result per call, in call order. Re-raises cancellation."""
+    """Run ``calls``; one result per call, in call order. Re-raises cancellation.
+
+    ``invoke`` runs each prepared call (default ``registry.invoke``): the
+    session passes one that runs the call in its own tool-worker actor.
+    """
     policy = policy or BatchPolicy()
     if collector is None:
         collector = BatchCollector(calls)
@@ -73,7 +81,7 @@ async def run_batch(
         collector.alias(duplicate, primary)
     limiter = trio.CapacityLimiter(max(1, policy.max_parallel))
     try:
-        await _run_stages(plan, registry, ctx, policy, collector, limiter)
+        await _run_stages(plan, invoke or registry.invoke, ctx, policy, collector, limiter)
     finally:
         with trio.move_on_after(policy.cleanup_timeout, shield=True):
             await _apply_budget(collector, ctx.spill_dir, policy.budget)
@@ -82,7 +90,7 @@ async def run_batch(
 
 async def _run_stages(
     plan: BatchPlan,
-    registry: ToolRegistry,
+    invoke: Invoker,
     ctx: ToolContext,
     policy: BatchPolicy,
     collector: BatchCollector,
@@ -94,13 +102,13 @@ async def _run_stages(
             return
         if len(stage) == 1:
             index = stage[0]
-            await _run_call(index, plan.prepared[index], registry, ctx, policy, collector, limiter)
+            await _run_call(index, plan.prepared[index], invoke, ctx, policy, collector, limiter)
             continue
         async with trio.open_nursery() as nursery:
             for index in stage:
                 prepared = plan.prepared[index]
                 nursery.start_soon(
-                    _run_call, index, prepared, registry, ctx, policy, collector, limiter
+                    _run_call, index, prepared, invoke, ctx, policy, collector, limiter
                 )
     if ctx.interrupted and not collector.complete:
         collector.stop_reason = "the turn was interrupted"
@@ -134,7 +142,7 @@ def _pauser(scope: trio.CancelScope) -> Callable[[], AbstractContextManager[None
 async def _run_call(
     index: int,
     prepared: PreparedCall,
-    registry: ToolRegistry,
+    invoke: Invoker,
     ctx: ToolContext,
     policy: BatchPolicy,
     collector: BatchCollector,
@@ -149,7 +157,7 @@ async def _run_call(
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
             call_ctx = ctx.for_call(call.id, call.name, _pauser(scope))
             call_ctx.report("start")
-            outcome = await registry.invoke(prepared, call_ctx)
+            outcome = await invoke(prepared, call_ctx)
         if scope.cancelled_caught:
             outcome = ToolOutcome.error(
                 f"[Tool call timed out after {timeout:g} s: {call.name} was stopped and any "

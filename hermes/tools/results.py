@@ -22,7 +22,7 @@ ordered set of results.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -66,8 +66,14 @@ class ToolResult:
 class BatchCollector:
     """One slot per call; ``results()`` is always complete and in call order."""
 
-    def __init__(self, calls: Sequence[ToolCall]) -> None:
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        on_result: Callable[[int, ToolResult], None] | None = None,
+    ) -> None:
         self.calls: tuple[ToolCall, ...] = tuple(calls)
+        self.on_result = on_result
+        """Told of each call's result as it lands (must not block)."""
         self._results: list[ToolResult | None] = [None] * len(self.calls)
         self._started: list[bool] = [False] * len(self.calls)
         self._aliases: dict[int, int] = {}
@@ -82,6 +88,8 @@ class BatchCollector:
 
     def set(self, index: int, result: ToolResult) -> None:
         self._results[index] = result
+        if self.on_result is not None:
+            self.on_result(index, result)
 
     def replace_outcome(self, index: int, outcome: ToolOutcome, spilled_to: Path | None) -> None:
         result = self._results[index]
@@ -95,6 +103,19 @@ class BatchCollector:
     def finished(self) -> dict[int, ToolResult]:
         """The results that exist so far (primaries only), by call index."""
         return {i: r for i, r in enumerate(self._results) if r is not None}
+
+    def available(self) -> list[ToolResult]:
+        """The results that exist so far, duplicates included, in call order."""
+        out: list[ToolResult] = []
+        for i, call in enumerate(self.calls):
+            primary = self._aliases.get(i)
+            result = self._results[i if primary is None else primary]
+            if result is None:
+                continue
+            if primary is not None:
+                result = attrs.evolve(result, call=call, duplicate_of=result.call.id)
+            out.append(result)
+        return out
 
     @property
     def complete(self) -> bool:

@@ -1,0 +1,84 @@
+"""A session's settings, validated when built, and the busy-input modes."""
+
+from __future__ import annotations
+
+import enum
+import math
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+class BusyMode(enum.Enum):
+    """What a new prompt does when it arrives while a turn is running."""
+
+    INTERRUPT = "interrupt"
+    """Soft-interrupt the running turn, then run the prompt (Hermes' default)."""
+    QUEUE = "queue"
+    """Run it after the running turn (FIFO, at most ``queue_limit`` waiting)."""
+    STEER = "steer"
+    """Deliver it into the running turn as a steer."""
+    REJECT = "reject"
+    """Refuse it with a busy error."""
+    ROLLBACK = "rollback"
+    """Cancel the running turn, drop its rows, run the prompt instead."""
+
+
+def _positive(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"session config {attribute.name}: expected a number > 0, got {value!r}")
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError(f"session config {attribute.name}: expected a number > 0, got nan")
+
+
+def _count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"session config {attribute.name}: expected an integer >= 1, got {value!r}"
+        )
+
+
+def _busy_mode(value: BusyMode | str) -> BusyMode:
+    if isinstance(value, BusyMode):
+        return value
+    try:
+        return BusyMode(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in BusyMode)
+        raise ValueError(
+            f"session config busy_mode: expected one of {choices}, got {value!r}"
+        ) from None
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class SessionConfig:
+    """Everything a session needs to know besides its collaborators."""
+
+    model: str
+    cwd: Path = attrs.field(converter=Path)
+    """Working directory of the tools; the project context file is looked up from here."""
+    spill_dir: Path = attrs.field(converter=Path)
+    """Where tool results too large for the transcript are saved."""
+    title: str | None = None
+    system: str | None = None
+    """The caller's own system text (context tier of the system prompt)."""
+    memory_snapshot: str | None = None
+    max_tokens: int = attrs.field(default=4096, validator=_count)
+    thinking_budget: int | None = None
+    max_iterations: int = attrs.field(default=90, validator=_count)
+    """Model calls with tool use per turn before the final tool-less summary call."""
+    busy_mode: BusyMode = attrs.field(default=BusyMode.INTERRUPT, converter=_busy_mode)
+    queue_limit: int = attrs.field(default=32, validator=_count)
+    call_timeout: float = attrs.field(default=300.0, validator=_positive)
+    """Default deadline of one tool call, in seconds."""
+    max_parallel_tools: int = attrs.field(default=8, validator=_count)
+    approval_timeout: float = attrs.field(default=300.0, validator=_positive)
+    yolo: bool = False
+    """Skip the dangerous-command list (never the hardline floor)."""
+    store_timeout: float = attrs.field(default=5.0, validator=_positive)
+    settle_timeout: float = attrs.field(default=0.5, validator=_positive)
+    """Bound on the shielded end-of-turn work (synthetic results, persisting them)."""
+    steer_capacity: int = attrs.field(default=64, validator=_count)
+    """Control messages (steer, redirect, interrupt) waiting for the running turn."""
+    load_context_files: bool = True

@@ -1,0 +1,157 @@
+"""The transcript of one session, in memory and in the store, kept in step.
+
+A ``Conversation`` belongs to one actor at a time: the session when idle, the
+running turn while it runs (the session lends it and takes it back when the
+turn has exited). Every change is written to the store first and applied in
+memory only once the store has it, so memory never holds a row the database
+lacks. A write that failed or was cancelled half-way leaves the two possibly
+apart: the conversation is then *dirty* and ``resync()`` reloads it.
+
+Roles alternate in the transcript. User input that arrives when the last
+message is already the user's (a prompt after a cancelled turn, a steer after
+tool results) is merged into that message as further text blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from hermes.model.types import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from hermes.store import StoreClient
+
+
+class Conversation:
+    """A session's messages, with the store as the source of truth."""
+
+    def __init__(
+        self, store: StoreClient, session_id: str, messages: Sequence[Message] = ()
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.messages: list[Message] = list(messages)
+        self.dirty = False
+        """A write may have half-happened: ``resync()`` before trusting ``messages``."""
+
+    @property
+    def next_seq(self) -> int:
+        return len(self.messages)
+
+    @property
+    def last(self) -> Message | None:
+        return self.messages[-1] if self.messages else None
+
+    def ends_with(self, role: str) -> bool:
+        return bool(self.messages) and self.messages[-1].role == role
+
+    # -- writes --------------------------------------------------------------------------
+
+    async def append(self, message: Message, *, usage: Usage | None = None) -> int:
+        """Persist and keep ``message``; returns its seq."""
+        seq = self.next_seq
+        try:
+            await self.store.append(self.session_id, message, expected_seq=seq, usage=usage)
+        except BaseException:
+            self.dirty = True
+            raise
+        self.messages.append(message)
+        return seq
+
+    async def replace_last(self, message: Message, *, usage: Usage | None = None) -> int:
+        """Persist ``message`` in place of the last one; returns its seq."""
+        seq = self.next_seq - 1
+        try:
+            await self.store.replace_last(self.session_id, seq, message, usage=usage)
+        except BaseException:
+            self.dirty = True
+            raise
+        self.messages[-1] = message
+        return seq
+
+    async def add_user_blocks(self, blocks: Sequence[ContentBlock]) -> int:
+        """Append user content: a new message, or merged into a trailing user message."""
+        last = self.last
+        if last is not None and last.role == "user":
+            return await self.replace_last(Message("user", (*last.content, *blocks)))
+        return await self.append(Message("user", tuple(blocks)))
+
+    async def truncate(self, keep: int) -> int:
+        """Drop the messages from seq ``keep`` on; returns how many went."""
+        try:
+            removed = await self.store.truncate(self.session_id, keep)
+        except BaseException:
+            self.dirty = True
+            raise
+        del self.messages[keep:]
+        return removed
+
+    async def resync(self) -> None:
+        """Reload from the store (after a write that may have half-happened)."""
+        transcript = await self.store.load(self.session_id)
+        self.messages = list(transcript.messages)
+        self.dirty = False
+
+    async def close_open_uses(self, reason: str) -> int:
+        """Give every tool_use without a result a synthetic error result; returns how many.
+
+        Only the last assistant message can have open uses (the store refuses an
+        assistant message while earlier uses are open).
+        """
+        missing = open_tool_uses(self.messages)
+        if not missing:
+            return 0
+        blocks = [lost_result(use, reason) for use in missing]
+        last = self.last
+        assert last is not None
+        if last.role == "user":
+            await self.replace_last(_with_results(last, blocks))
+        else:
+            await self.append(Message("user", tuple(blocks)))
+        return len(blocks)
+
+
+def open_tool_uses(messages: Sequence[Message]) -> list[ToolUseBlock]:
+    """The tool_use blocks of the last assistant message that have no result yet."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            uses = list(messages[index].tool_uses())
+            if index + 1 < len(messages):
+                answered = {
+                    b.tool_use_id
+                    for b in messages[index + 1].content
+                    if isinstance(b, ToolResultBlock)
+                }
+                uses = [u for u in uses if u.id not in answered]
+            return uses
+    return []
+
+
+def lost_result(use: ToolUseBlock, reason: str) -> ToolResultBlock:
+    return ToolResultBlock(
+        use.id,
+        f"[Tool call {use.name} has no result: {reason}. It may not have run, or may have "
+        "partly completed.]",
+        is_error=True,
+    )
+
+
+def _with_results(message: Message, results: Sequence[ToolResultBlock]) -> Message:
+    """``message`` (a user message) with ``results`` after its existing tool results."""
+    content = list(message.content)
+    cut = 0
+    for i, block in enumerate(content):
+        if isinstance(block, ToolResultBlock):
+            cut = i + 1
+    return attrs.evolve(message, content=(*content[:cut], *results, *content[cut:]))
+
+
+def text_of(blocks: Sequence[ContentBlock]) -> str:
+    return "".join(b.text for b in blocks if isinstance(b, TextBlock))

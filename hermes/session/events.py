@@ -1,0 +1,248 @@
+"""What a session tells its subscribers, and the bounded fan-out that carries it.
+
+Every event is wrapped in a ``SessionEvent`` with the session id and a
+per-session sequence number. Publishing never blocks the session: each
+subscriber has its own bounded buffer; when it is full the subscriber loses
+events (counted in ``lost``) and receives one ``EventsLost`` notice, with the
+count, as soon as it has room again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from hermes.model.types import Usage
+
+# -- payloads ----------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class TurnStarted:
+    turn: int
+    prompt: str
+
+
+@attrs.frozen(slots=True)
+class MessageStarted:
+    turn: int
+    iteration: int
+
+
+@attrs.frozen(slots=True)
+class TextDelta:
+    turn: int
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ThinkingDelta:
+    turn: int
+    thinking: str
+
+
+@attrs.frozen(slots=True)
+class RequestRetried:
+    """A model attempt failed and is retried (what it streamed so far is void)."""
+
+    turn: int
+    attempt: int
+    reason: str
+    delay: float
+
+
+@attrs.frozen(slots=True)
+class MessageCompleted:
+    """A message was persisted at ``seq`` (assistant replies, partial ones included)."""
+
+    turn: int
+    seq: int
+    role: str
+    text: str
+    stop_reason: str
+    tool_calls: int
+
+
+@attrs.frozen(slots=True)
+class ToolStarted:
+    turn: int
+    call_id: str
+    name: str
+
+
+@attrs.frozen(slots=True)
+class ToolOutput:
+    turn: int
+    call_id: str
+    name: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ToolCompleted:
+    turn: int
+    call_id: str
+    name: str
+    status: str
+    is_error: bool
+    chars: int
+
+
+@attrs.frozen(slots=True)
+class ApprovalRequested:
+    """A dangerous command waits for a person: answer with ``respond_approval(id, choice)``."""
+
+    turn: int
+    request_id: int
+    call_id: str
+    command: str
+    reasons: str
+    timeout: float
+
+
+@attrs.frozen(slots=True)
+class ApprovalResolved:
+    request_id: int
+    choice: str
+
+
+@attrs.frozen(slots=True)
+class SteerDelivered:
+    turn: int
+    text: str
+    seq: int
+
+
+@attrs.frozen(slots=True)
+class InputQueued:
+    """A prompt waits for the running turn to end (``position`` 1 = next)."""
+
+    position: int
+    text: str
+
+
+@attrs.frozen(slots=True)
+class UsageUpdated:
+    turn: int
+    usage: Usage
+    total: Usage
+
+
+@attrs.frozen(slots=True)
+class ErrorOccurred:
+    turn: int
+    reason: str
+    message: str
+
+
+@attrs.frozen(slots=True)
+class TurnCompleted:
+    turn: int
+    reason: str
+    detail: str
+    iterations: int
+    text: str
+
+
+@attrs.frozen(slots=True)
+class EventsLost:
+    """This subscriber fell behind and lost ``count`` events before this one."""
+
+    count: int
+
+
+@attrs.frozen(slots=True)
+class SessionEvent:
+    session: str
+    seq: int
+    payload: Any
+
+    @property
+    def type(self) -> str:
+        return type(self.payload).__name__
+
+
+# -- fan-out -----------------------------------------------------------------------------
+
+
+class Subscriber:
+    """One subscriber's bounded buffer; iterate ``receive`` to read events."""
+
+    def __init__(self, capacity: int) -> None:
+        self._send, self.receive = trio.open_memory_channel[SessionEvent](capacity)
+        self.lost = 0
+        self._owed = 0
+        self.approvals = False
+
+    def offer(self, event: SessionEvent) -> None:
+        if self._owed:
+            try:
+                notice = SessionEvent(event.session, event.seq, EventsLost(self._owed))
+                self._send.send_nowait(notice)
+                self._owed = 0
+            except trio.WouldBlock:
+                pass
+        if self._owed:
+            self._owed += 1
+            self.lost += 1
+            return
+        try:
+            self._send.send_nowait(event)
+        except trio.WouldBlock:
+            self._owed += 1
+            self.lost += 1
+
+    def drain(self) -> list[SessionEvent]:
+        """Everything buffered now, without waiting."""
+        out: list[SessionEvent] = []
+        while True:
+            try:
+                out.append(self.receive.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return out
+
+    def close(self) -> None:
+        self._send.close()
+
+
+class EventHub:
+    """Numbers a session's events and offers each to every subscriber; never blocks."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.seq = 0
+        self._subscribers: list[Subscriber] = []
+
+    @contextmanager
+    def subscribe(self, capacity: int = 1000, *, approvals: bool = False) -> Iterator[Subscriber]:
+        """Events published while the block is open; ``approvals`` attaches an approver."""
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"subscription capacity must be an integer >= 1, got {capacity!r}")
+        sub = Subscriber(capacity)
+        sub.approvals = approvals
+        self._subscribers.append(sub)
+        try:
+            yield sub
+        finally:
+            self._subscribers.remove(sub)
+            sub.close()
+
+    @property
+    def approvers(self) -> int:
+        """How many subscribers can answer approval requests."""
+        return sum(1 for s in self._subscribers if s.approvals)
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscribers)
+
+    def publish(self, payload: Any) -> SessionEvent:
+        self.seq += 1
+        event = SessionEvent(self.session_id, self.seq, payload)
+        for sub in self._subscribers:
+            sub.offer(event)
+        return event

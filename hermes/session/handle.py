@@ -1,0 +1,131 @@
+"""``SessionHandle``: typed calls to a session, refusals raised as exceptions.
+
+Works with an ``ActorRef`` or a supervisor's ``ChildHandle`` (which follows
+the session across restarts). ``start_session`` spawns one under any actor
+or the system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from actors import ActorContext, ActorSystem
+from hermes.tools import ApprovalChoice
+
+from .config import BusyMode, SessionConfig
+from .events import EventHub, Subscriber
+from .messages import (
+    Accepted,
+    Cancel,
+    Close,
+    GetHub,
+    GetState,
+    Interrupt,
+    Prompt,
+    Redirect,
+    Refused,
+    RespondApproval,
+    SessionState,
+    Steer,
+)
+from .session import Cancelled, SessionActor, SessionDeps
+from .turn import TurnResult
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class Target(Protocol):
+    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+
+
+class SessionHandle:
+    """Talk to one session. Every method has a timeout (seconds)."""
+
+    def __init__(self, target: Target, hub: EventHub, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.target = target
+        self.hub = hub
+        self.timeout = timeout
+
+    @property
+    def id(self) -> str:
+        return self.hub.session_id
+
+    async def _call(self, message: object, timeout: float | None) -> Any:
+        answer = await self.target.call(message, timeout=timeout or self.timeout)
+        if isinstance(answer, Refused):
+            raise answer.error
+        return answer
+
+    async def prompt(
+        self, text: str, *, mode: BusyMode | str | None = None, timeout: float | None = None
+    ) -> Accepted:
+        """Submit a prompt; returns how it was taken (started, queued, steered...)."""
+        busy = BusyMode(mode) if isinstance(mode, str) else mode
+        accepted: Accepted = await self._call(Prompt(text, busy), timeout)
+        return accepted
+
+    async def run(
+        self, text: str, *, mode: BusyMode | str | None = None, timeout: float = 600.0
+    ) -> TurnResult:
+        """Submit a prompt and wait for the result of the turn that runs it."""
+        busy = BusyMode(mode) if isinstance(mode, str) else mode
+        result: TurnResult = await self._call(Prompt(text, busy, wait=True), timeout)
+        return result
+
+    async def steer(self, text: str, *, timeout: float | None = None) -> Accepted:
+        accepted: Accepted = await self._call(Steer(text), timeout)
+        return accepted
+
+    async def redirect(self, text: str, *, timeout: float | None = None) -> Accepted:
+        accepted: Accepted = await self._call(Redirect(text), timeout)
+        return accepted
+
+    async def interrupt(
+        self, reason: str = "interrupted by the user", *, timeout: float | None = None
+    ) -> Accepted:
+        accepted: Accepted = await self._call(Interrupt(reason), timeout)
+        return accepted
+
+    async def cancel(
+        self, reason: str = "cancelled by the user", *, timeout: float | None = None
+    ) -> Cancelled:
+        """Hard-cancel the running turn; returns when the session is idle and persisted."""
+        cancelled: Cancelled = await self._call(Cancel(reason), timeout)
+        return cancelled
+
+    async def respond_approval(
+        self, request_id: int, choice: ApprovalChoice | str, *, timeout: float | None = None
+    ) -> None:
+        await self._call(RespondApproval(request_id, ApprovalChoice(choice)), timeout)
+
+    async def state(self, *, timeout: float | None = None) -> SessionState:
+        state: SessionState = await self._call(GetState(), timeout)
+        return state
+
+    async def close(self, reason: str = "closed", *, timeout: float | None = None) -> Cancelled:
+        cancelled: Cancelled = await self._call(Close(reason), timeout)
+        return cancelled
+
+    @contextmanager
+    def subscribe(self, capacity: int = 1000, *, approvals: bool = False) -> Iterator[Subscriber]:
+        """The session's events while the block is open (see ``EventHub.subscribe``)."""
+        with self.hub.subscribe(capacity, approvals=approvals) as sub:
+            yield sub
+
+
+async def start_session(
+    spawner: ActorSystem | ActorContext,
+    config: SessionConfig,
+    deps: SessionDeps,
+    *,
+    session_id: str | None = None,
+    name: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> SessionHandle:
+    """Start a session (new, or resumed from the store when ``session_id`` exists)."""
+    actor = SessionActor(config, deps, session_id)
+    ref = await spawner.spawn(actor, name=name or f"session-{session_id or 'new'}")
+    hub = await ref.call(GetHub(), timeout=timeout)
+    return SessionHandle(ref, hub, timeout=timeout)

@@ -1,0 +1,94 @@
+"""What a session's mailbox accepts (the verbs) and what it answers.
+
+Refusals travel back as ``Refused`` values and are raised in the caller by
+``SessionHandle``: a bad request never crashes the session.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hermes.model.types import Usage
+from hermes.tools import ApprovalChoice
+
+from .config import BusyMode
+
+
+@attrs.frozen(slots=True)
+class Prompt:
+    text: str
+    mode: BusyMode | None = None
+    """Overrides the session's busy mode for this prompt."""
+    wait: bool = False
+    """Answer with the ``TurnResult`` of the turn that ran it, not at once."""
+
+
+@attrs.frozen(slots=True)
+class Steer:
+    text: str
+
+
+@attrs.frozen(slots=True)
+class Redirect:
+    text: str
+
+
+@attrs.frozen(slots=True)
+class Interrupt:
+    reason: str = "interrupted by the user"
+
+
+@attrs.frozen(slots=True)
+class Cancel:
+    reason: str = "cancelled by the user"
+
+
+@attrs.frozen(slots=True)
+class RespondApproval:
+    request_id: int
+    choice: ApprovalChoice
+
+
+@attrs.frozen(slots=True)
+class GetState:
+    pass
+
+
+@attrs.frozen(slots=True)
+class GetHub:
+    """Answered with the session's ``EventHub`` (in-process subscribers)."""
+
+
+@attrs.frozen(slots=True)
+class Close:
+    reason: str = "closed"
+
+
+@attrs.frozen(slots=True)
+class Accepted:
+    """A prompt or steer was taken: ``turn`` runs it, or it waits at ``queued``."""
+
+    how: str
+    """started, queued, steered, interrupting, rolled_back."""
+    turn: int | None = None
+    queued: int = 0
+
+
+@attrs.frozen(slots=True)
+class SessionState:
+    id: str
+    busy: bool
+    turn: int
+    """The running turn's number, or the last one's when idle (0 before any)."""
+    turn_path: str | None
+    queued: int
+    messages: int
+    usage: Usage
+    busy_mode: str
+    approvals_waiting: tuple[int, ...]
+    closed: bool
+
+
+@attrs.frozen(slots=True)
+class Refused:
+    error: Exception

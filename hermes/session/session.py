@@ -1,0 +1,409 @@
+"""The session actor: owns a conversation, takes prompts and control verbs.
+
+Idle, the session holds its ``Conversation``. A prompt starts a turn: a
+``TurnActor`` child named ``turn-<n>`` to which the conversation is lent
+until the turn has exited (the session watches it with a monitor). While a
+turn runs the session's mailbox stays free, so steer, redirect, interrupt,
+cancel, approval answers and new prompts are handled at once:
+
+- **steer / redirect / interrupt** go to the turn's ``TurnControls``;
+- **cancel** kills the turn (its scope is cancelled; it settles the transcript
+  in a shielded step) and answers once the session is idle and persisted;
+- **a new prompt** follows the busy mode (``config.BusyMode``).
+
+On start the session creates its row in the store, or resumes it: the
+transcript is loaded, and tool calls left without a result by a crash get a
+synthetic one, so the next request is valid.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import deque
+from collections.abc import Mapping
+
+import attrs
+import trio
+
+from actors import Actor, ActorRef, Down, MailboxConfig, MonitorRef, Overflow, Reply
+from hermes.model import Message, ModelClient, TextBlock, Usage
+from hermes.store import SessionNotFound, StoreClient, StoreError
+from hermes.tools import ApprovalSession, ToolContext, ToolRegistry
+
+from . import events as ev
+from .approvals import ApprovalBroker
+from .config import BusyMode, SessionConfig
+from .control import TurnControls
+from .conversation import Conversation
+from .errors import (
+    InvalidInput,
+    NoTurnRunning,
+    QueueFull,
+    SessionBusy,
+    SessionClosed,
+    SessionError,
+)
+from .messages import (
+    Accepted,
+    Cancel,
+    Close,
+    GetHub,
+    GetState,
+    Interrupt,
+    Prompt,
+    Redirect,
+    Refused,
+    RespondApproval,
+    SessionState,
+    Steer,
+)
+from .prompt import PromptParts, build_system_prompt
+from .turn import StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class SessionDeps:
+    """A session's collaborators (shared by many sessions)."""
+
+    store: StoreClient
+    client: ModelClient
+    registry: ToolRegistry
+    environ: Mapping[str, str] | None = None
+    """Environment the tools' children start from (default: the daemon's), minus secrets."""
+    allowlist: frozenset[str] = frozenset()
+    """Dangerous-command keys approved *always* (from the config)."""
+
+
+@attrs.frozen(slots=True)
+class Cancelled:
+    """The answer to a cancel: the turn's result and the inputs that will not run."""
+
+    result: TurnResult | None
+    dropped: tuple[str, ...] = ()
+
+
+@attrs.define(slots=True)
+class _Input:
+    text: str
+    waiter: Reply | None = None
+
+
+@attrs.define(slots=True)
+class _Running:
+    actor: TurnActor
+    ref: ActorRef
+    monitor: MonitorRef
+    controls: TurnControls
+    waiters: list[Reply]
+
+
+class SessionActor(Actor):
+    """One conversation; see the module docstring."""
+
+    trap_exits = True  # a crashed turn is handled here, not propagated
+    mailbox = MailboxConfig(capacity=256, overflow=Overflow.FAIL)
+
+    def __init__(
+        self, config: SessionConfig, deps: SessionDeps, session_id: str | None = None
+    ) -> None:
+        self.config = config
+        self.deps = deps
+        self.session_id = session_id
+        self.turn_number = 0
+        self.usage = Usage()
+        self._running: _Running | None = None
+        self._queue: deque[_Input] = deque()
+        self._closed = False
+
+    # -- start ---------------------------------------------------------------------------
+
+    async def on_start(self) -> None:
+        store = self.deps.store
+        transcript = None
+        if self.session_id is not None:
+            try:
+                transcript = await store.load(self.session_id)
+            except SessionNotFound:
+                transcript = None
+        if transcript is None:
+            info = await store.create_session(
+                model=self.config.model, title=self.config.title, session_id=self.session_id
+            )
+            self.session_id = info.id
+            messages: tuple[Message, ...] = ()
+        else:
+            if transcript.session.ended:
+                await store.reopen_session(transcript.session.id)
+            messages = transcript.messages
+            self.usage = transcript.session.usage
+        assert self.session_id is not None
+        self.conversation = Conversation(store, self.session_id, messages)
+        await self.conversation.close_open_uses("the session restarted while it was running")
+        self.hub = ev.EventHub(self.session_id)
+        self.approvals = ApprovalBroker(self.hub, self.config.approval_timeout)
+        self.system_prompt = self._build_system_prompt()
+        self.tools_ctx = ToolContext.create(
+            self.config.cwd,
+            self.config.spill_dir,
+            environ=self.deps.environ,
+            approvals=ApprovalSession(
+                yolo=self.config.yolo,
+                timeout=self.config.approval_timeout,
+                allowlist=set(self.deps.allowlist),
+            ),
+        )
+
+    def _build_system_prompt(self) -> tuple[TextBlock, ...]:
+        config = self.config
+        guidance = tuple(
+            f"Tool {tool.name}: {tool.description.splitlines()[0]}"
+            for tool in self.deps.registry
+            if tool.description
+        )
+        return build_system_prompt(
+            PromptParts(
+                cwd=config.cwd,
+                today=datetime.date.today(),
+                tool_guidance=guidance,
+                caller_system=config.system,
+                memory_snapshot=config.memory_snapshot,
+                load_context_files=config.load_context_files,
+            )
+        )
+
+    # -- the mailbox ---------------------------------------------------------------------
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, Down):
+            running = self._running
+            if running is not None and message.monitor == running.monitor:
+                await self._turn_ended()
+            return None
+        try:
+            return await self._handle(message)
+        except SessionError as error:
+            return Refused(error)
+
+    async def _handle(self, message: object) -> object:
+        if isinstance(message, GetState):
+            return self._state()
+        if isinstance(message, GetHub):
+            return self.hub
+        if isinstance(message, RespondApproval):
+            self.approvals.respond(message.request_id, message.choice)
+            return None
+        if self._closed:
+            raise SessionClosed(f"session {self.session_id} is closed")
+        if isinstance(message, Prompt):
+            return await self._prompt(message)
+        if isinstance(message, Steer):
+            return await self._steer(message.text)
+        if isinstance(message, Redirect):
+            return self._redirect(message.text)
+        if isinstance(message, Interrupt):
+            return self._interrupt(message.reason)
+        if isinstance(message, Cancel):
+            return await self._cancel(message.reason)
+        if isinstance(message, Close):
+            return await self._close(message.reason)
+        raise InvalidInput(f"a session does not handle {type(message).__name__} messages")
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def _waiter(self, wait: bool) -> Reply | None:
+        return self.ctx.defer_reply() if wait and self.ctx.handling_call else None
+
+    async def _prompt(self, prompt: Prompt) -> object:
+        text = _checked_text(prompt.text, "prompt")
+        running = self._running
+        if running is None:
+            waiter = self._waiter(prompt.wait)
+            number = await self._start_turn(_Input(text, waiter))
+            return Accepted("started", number)
+        mode = prompt.mode or self.config.busy_mode
+        if mode is BusyMode.INTERRUPT and running.controls.holds:
+            mode = BusyMode.QUEUE  # subagents or compression in flight: never cut them off
+        if mode is BusyMode.REJECT:
+            raise SessionBusy(
+                f"session {self.session_id} is running turn {self.turn_number}; "
+                "the prompt was not accepted (busy mode reject)"
+            )
+        if mode is BusyMode.STEER:
+            running.controls.steer(text)
+            waiter = self._waiter(prompt.wait)
+            if waiter is not None:
+                running.waiters.append(waiter)
+            return Accepted("steered", self.turn_number)
+        if mode is BusyMode.ROLLBACK:
+            await self._stop_turn("rolled back: a new prompt replaced it", rollback=True)
+            number = await self._start_turn(_Input(text, self._waiter(prompt.wait)))
+            return Accepted("rolled_back", number)
+        position = self._enqueue(_Input(text, None))
+        if prompt.wait:
+            self._queue[-1].waiter = self._waiter(True)
+        if mode is BusyMode.INTERRUPT:
+            running.controls.soft_interrupt("interrupted by a new prompt")
+            self.approvals.deny_all()
+            return Accepted("interrupting", self.turn_number, position)
+        return Accepted("queued", None, position)
+
+    def _enqueue(self, item: _Input) -> int:
+        if len(self._queue) >= self.config.queue_limit:
+            raise QueueFull(
+                f"{self.config.queue_limit} prompts are already waiting in session "
+                f"{self.session_id}"
+            )
+        self._queue.append(item)
+        position = len(self._queue)
+        self.hub.publish(ev.InputQueued(position, item.text))
+        return position
+
+    async def _steer(self, text: str) -> Accepted:
+        text = _checked_text(text, "steer")
+        if self._running is None:
+            number = await self._start_turn(_Input(text))
+            return Accepted("started", number)
+        self._running.controls.steer(text)
+        return Accepted("steered", self.turn_number)
+
+    def _redirect(self, text: str) -> Accepted:
+        text = _checked_text(text, "redirect")
+        running = self._require_turn("redirect")
+        redirected = running.controls.redirect(text)
+        return Accepted("redirected" if redirected else "steered", self.turn_number)
+
+    def _interrupt(self, reason: str) -> Accepted:
+        running = self._require_turn("interrupt")
+        running.controls.soft_interrupt(reason)
+        self.approvals.deny_all()
+        return Accepted("interrupting", self.turn_number)
+
+    def _require_turn(self, verb: str) -> _Running:
+        if self._running is None:
+            raise NoTurnRunning(f"session {self.session_id} is idle: nothing to {verb}")
+        return self._running
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def _start_turn(self, item: _Input) -> int:
+        self.turn_number += 1
+        number = self.turn_number
+        controls = TurnControls(self.config.steer_capacity)
+        deps = TurnDeps(
+            config=self.config,
+            client=self.deps.client,
+            registry=self.deps.registry,
+            system=self.system_prompt,
+            hub=self.hub,
+            tools_ctx=self.tools_ctx,
+            approvals=self.approvals,
+        )
+        actor = TurnActor(number, (TextBlock(item.text),), deps, self.conversation, controls)
+        ref = await self.ctx.spawn(actor, name=f"turn-{number}", shutdown=0)
+        monitor = self.ctx.monitor(ref)
+        waiters = [item.waiter] if item.waiter is not None else []
+        self._running = _Running(actor, ref, monitor, controls, waiters)
+        await ref.cast(StartTurn())
+        return number
+
+    async def _stop_turn(self, reason: str, *, rollback: bool = False) -> TurnResult | None:
+        """Hard-cancel the running turn; returns once it is settled and the session idle."""
+        running = self._running
+        if running is None:
+            return None
+        running.actor.cancel_reason = reason
+        self.approvals.deny_all()
+        await running.ref.kill()
+        return await self._turn_ended(rollback=rollback, resume_queue=False)
+
+    async def _turn_ended(self, *, rollback: bool = False, resume_queue: bool = True) -> TurnResult:
+        running = self._running
+        assert running is not None
+        self._running = None
+        self.ctx.demonitor(running.monitor, flush=True)
+        actor = running.actor
+        result = actor.outcome
+        if result is None:
+            exit_reason = running.ref.exit_reason
+            why = exit_reason.describe() if exit_reason is not None else "unknown"
+            result = TurnResult(actor.number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
+        self.usage = self.usage + result.usage
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.config.store_timeout
+            result = await self._repair(actor, result, rollback)
+        handed_back = [*actor.undelivered, *running.controls.take_steers()]
+        if handed_back:
+            self._queue.appendleft(_Input("\n\n".join(handed_back)))
+        for waiter in running.waiters:
+            waiter.send(result)
+        self.hub.publish(
+            ev.TurnCompleted(
+                result.turn, result.reason.value, result.detail, result.iterations, result.text
+            )
+        )
+        if resume_queue:
+            await self._next_input()
+        return result
+
+    async def _repair(self, actor: TurnActor, result: TurnResult, rollback: bool) -> TurnResult:
+        """Make sure the transcript is valid (and rolled back if asked) after a turn."""
+        conv = self.conversation
+        try:
+            if conv.dirty:
+                await conv.resync()
+            await conv.close_open_uses(f"the turn ended abnormally ({result.detail})")
+            if rollback:
+                await conv.truncate(actor.start_len)
+                if actor.start_last is not None and conv.last != actor.start_last:
+                    await conv.replace_last(actor.start_last)
+                result = attrs.evolve(result, reason=TurnEnd.ROLLED_BACK)
+        except StoreError as error:
+            conv.dirty = True
+            self.hub.publish(ev.ErrorOccurred(result.turn, "store", str(error)))
+            result = attrs.evolve(
+                result, detail=f"{result.detail}; the transcript could not be repaired: {error}"
+            )
+        return result
+
+    async def _next_input(self) -> None:
+        if self._running is None and self._queue and not self._closed:
+            await self._start_turn(self._queue.popleft())
+
+    async def _cancel(self, reason: str) -> Cancelled:
+        result = await self._stop_turn(reason)
+        dropped = tuple(item.text for item in self._queue)
+        for item in self._queue:
+            if item.waiter is not None:
+                item.waiter.fail(SessionError(f"dropped: {reason}"))
+        self._queue.clear()
+        return Cancelled(result, dropped)
+
+    async def _close(self, reason: str) -> Cancelled:
+        cancelled = await self._cancel(f"the session was closed ({reason})")
+        self._closed = True
+        await self.deps.store.end_session(self.conversation.session_id, reason)
+        self.ctx.stop()
+        return cancelled
+
+    def _state(self) -> SessionState:
+        running = self._running
+        return SessionState(
+            id=self.conversation.session_id,
+            busy=running is not None,
+            turn=self.turn_number,
+            turn_path=running.ref.path if running is not None else None,
+            queued=len(self._queue),
+            messages=self.conversation.next_seq,
+            usage=self.usage,
+            busy_mode=self.config.busy_mode.value,
+            approvals_waiting=self.approvals.waiting,
+            closed=self._closed,
+        )
+
+
+def _checked_text(text: object, what: str) -> str:
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInput(f"{what} text is empty")
+    return text

@@ -1,0 +1,516 @@
+"""The turn: one prompt's loop of model calls and tool batches, as an actor.
+
+The session spawns one ``TurnActor`` per turn and lends it the conversation.
+The loop: deliver pending steers, call the model, persist the reply; if it
+asked for tools, run the batch (each call in a tool worker), persist the
+results (and any steers, in the same user message), and go round again, until
+the model answers without tools, the iteration budget is spent (one final
+tool-less call), a guardrail halts the turn, or it is interrupted.
+
+Whatever ends the turn (its own end, a soft interrupt, a hard kill, an
+error), ``_settle`` runs in a shielded, time-bounded scope and leaves a valid
+transcript: text already streamed is kept and marked, every requested tool
+call has exactly one result, and nothing the store lacks is kept in memory.
+The result is left in ``outcome`` for the session, which learns of the exit
+through a monitor.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+import trio
+
+from actors import Actor, MailboxConfig, Overflow
+from hermes.model import (
+    AttemptFailed,
+    Message,
+    ModelClient,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    TextDelta,
+    ThinkingDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from hermes.store import StoreError
+from hermes.tools import (
+    BatchCollector,
+    BatchPolicy,
+    CallStatus,
+    ToolCall,
+    ToolContext,
+    ToolProgress,
+    ToolRegistry,
+    ToolResult,
+    run_batch,
+)
+
+from . import events as ev
+from .approvals import ApprovalBroker
+from .config import SessionConfig
+from .control import TurnControls
+from .conversation import Conversation, text_of
+from .guards import RepeatGuard, UnknownToolStreak, Verdict
+from .workers import worker_invoker
+
+
+class TurnEnd(enum.Enum):
+    """Why a turn ended."""
+
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+    MAX_ITERATIONS = "max_iterations"
+    HALTED = "halted"
+    """A guardrail stopped it (the same call and result repeated too often)."""
+    UNKNOWN_TOOLS = "unknown_tools"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"
+
+
+@attrs.frozen(slots=True)
+class TurnResult:
+    turn: int
+    reason: TurnEnd
+    text: str
+    """The final assistant text (partial when interrupted or cancelled)."""
+    detail: str = ""
+    iterations: int = 0
+    usage: Usage = attrs.field(factory=Usage)
+    first_seq: int = 0
+    """Seq of the message the turn's prompt went into."""
+
+
+@attrs.frozen(slots=True)
+class TurnDeps:
+    """What a turn works with, lent by its session."""
+
+    config: SessionConfig
+    client: ModelClient
+    registry: ToolRegistry
+    system: tuple[TextBlock, ...]
+    hub: ev.EventHub
+    tools_ctx: ToolContext
+    approvals: ApprovalBroker
+
+
+@attrs.frozen(slots=True)
+class StartTurn:
+    """The one message a turn handles: run."""
+
+
+STEER_MARK = "[Steer from the user, delivered mid-turn: {text}]"
+REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
+BUDGET_NOTE = (
+    "[The iteration budget of {n} tool-using steps for this turn is spent. Do not call "
+    "tools. Answer now: summarise what was done, what was found, and what remains.]"
+)
+
+
+class TurnActor(Actor):
+    """Runs one turn; see the module docstring."""
+
+    trap_exits = True  # a tool worker killed by an operator must not take the turn down
+    shutdown_budget = 0.0  # a stop request means now: the turn settles in its shielded step
+    mailbox = MailboxConfig(capacity=4, overflow=Overflow.FAIL)
+
+    def __init__(
+        self,
+        number: int,
+        prompt: tuple[TextBlock, ...],
+        deps: TurnDeps,
+        conversation: Conversation,
+        controls: TurnControls,
+    ) -> None:
+        self.number = number
+        self.prompt = prompt
+        self.deps = deps
+        self.conv = conversation
+        self.controls = controls
+        self.outcome: TurnResult | None = None
+        self.undelivered: list[str] = []
+        """Steers the turn could not deliver; the session runs them as the next input."""
+        self.cancel_reason: str | None = None
+        """Set by the session just before it kills the turn."""
+        self.first_seq = conversation.next_seq
+        self.start_len = conversation.next_seq
+        """Length of the transcript before the turn (a rollback truncates to it)."""
+        self.start_last = conversation.last
+        """The last message before the turn (a prompt may be merged into it)."""
+        self._iterations = 0
+        self._usage = Usage()
+        self._partial: list[str] = []
+        self._collector: BatchCollector | None = None
+        self._end: TurnEnd | None = None
+        self._detail = ""
+        self._final_text = ""
+        self._started = False
+        self._failure: BaseException | None = None
+        self._repeat_guard = RepeatGuard()
+        self._unknown_streak = UnknownToolStreak()
+
+    # -- the actor -----------------------------------------------------------------------
+
+    async def receive(self, message: object) -> None:
+        if not isinstance(message, StartTurn) or self._started:
+            return  # Exit notices of tool workers: their calls already have results
+        self._started = True
+        self.deps.approvals.turn = self.number
+        try:
+            await self._run()
+        except BaseException as exc:
+            self._failure = exc
+            raise
+        finally:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + self.deps.config.settle_timeout
+                await self._settle()
+        self.ctx.stop()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        config = self.deps.config
+        self.deps.hub.publish(ev.TurnStarted(self.number, text_of(self.prompt)))
+        try:
+            self.first_seq = await self.conv.add_user_blocks(self.prompt)
+            while self._end is None:
+                if self.controls.interrupted:
+                    self._end = TurnEnd.INTERRUPTED
+                elif self._iterations >= config.max_iterations:
+                    await self._final_summary()
+                else:
+                    await self._step()
+        except (ModelError, StoreError) as error:
+            self._end = TurnEnd.FAILED
+            self._detail = str(error)
+            reason = error.reason.value if isinstance(error, ModelError) else "store"
+            self.deps.hub.publish(ev.ErrorOccurred(self.number, reason, str(error)))
+
+    async def _step(self) -> None:
+        response = await self._model_call()
+        if response is None:
+            self._end = TurnEnd.INTERRUPTED
+            return
+        await self._commit_reply(response)
+        uses = response.message.tool_uses()
+        if not uses:
+            self._end = TurnEnd.COMPLETED
+            return
+        self._iterations += 1
+        await self._tool_batch(uses)
+
+    async def _final_summary(self) -> None:
+        budget = self.deps.config.max_iterations
+        await self.conv.add_user_blocks([TextBlock(BUDGET_NOTE.format(n=budget))])
+        response = await self._model_call(tool_choice="none")
+        if response is None:
+            self._end = TurnEnd.INTERRUPTED
+            return
+        await self._commit_reply(response, allow_tools=False)
+        self._end = TurnEnd.MAX_ITERATIONS
+        self._detail = f"the iteration budget of {budget} was spent"
+
+    # -- the model -----------------------------------------------------------------------
+
+    def _request(self, tool_choice: str | None) -> ModelRequest:
+        config = self.deps.config
+        return ModelRequest(
+            model=config.model,
+            messages=tuple(self.conv.messages),
+            max_tokens=config.max_tokens,
+            system=self.deps.system,
+            tools=self.deps.registry.specs(),
+            thinking_budget=config.thinking_budget,
+            tool_choice=tool_choice,  # type: ignore[arg-type]
+        )
+
+    async def _model_call(self, tool_choice: str | None = None) -> ModelResponse | None:
+        """One reply, reissued after each redirect; None when interrupted."""
+        while True:
+            await self._deliver_steers()
+            if self.controls.interrupted:
+                return None
+            request = self._request(tool_choice)
+            self._partial = []
+            self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
+            with trio.CancelScope() as scope:
+                self.controls.request_scope = scope
+                try:
+                    response = await self.deps.client.complete(request, self._on_model_event)
+                finally:
+                    self.controls.request_scope = None
+            if not scope.cancelled_caught:
+                self._partial = []
+                return response
+            redirects = self.controls.take_redirects()
+            marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
+            await self._commit_partial(marker)
+            if not redirects or self.controls.interrupted:
+                self.undelivered.extend(redirects)
+                return None
+            text = "\n".join(redirects)
+            seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
+            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
+
+    def _on_model_event(self, event: ModelEvent) -> None:
+        hub = self.deps.hub
+        if isinstance(event, TextDelta):
+            self._partial.append(event.text)
+            hub.publish(ev.TextDelta(self.number, event.text))
+        elif isinstance(event, ThinkingDelta):
+            hub.publish(ev.ThinkingDelta(self.number, event.thinking))
+        elif isinstance(event, AttemptFailed):
+            self._partial = []
+            hub.publish(ev.RequestRetried(self.number, event.attempt, event.reason, event.delay))
+
+    async def _commit_reply(self, response: ModelResponse, *, allow_tools: bool = True) -> None:
+        content = response.message.content
+        if not allow_tools:
+            content = tuple(b for b in content if not isinstance(b, ToolUseBlock))
+        if not content:
+            content = (TextBlock("(no reply)"),)
+        message = Message("assistant", content)
+        seq = await self.conv.append(message, usage=response.usage)
+        self._usage = self._usage + response.usage
+        self._final_text = message.text()
+        hub = self.deps.hub
+        hub.publish(
+            ev.MessageCompleted(
+                self.number,
+                seq,
+                "assistant",
+                self._final_text,
+                response.stop_reason,
+                len(message.tool_uses()),
+            )
+        )
+        hub.publish(ev.UsageUpdated(self.number, response.usage, self._usage))
+
+    async def _commit_partial(self, marker: str) -> None:
+        """Keep text already streamed as an assistant message marked ``[marker]``."""
+        text = "".join(self._partial)
+        self._partial = []
+        if not text.strip() or not self.conv.ends_with("user"):
+            return
+        message = Message("assistant", (TextBlock(f"{text}\n\n[{marker}]"),))
+        seq = await self.conv.append(message)
+        self._final_text = text
+        self.deps.hub.publish(ev.MessageCompleted(self.number, seq, "assistant", text, marker, 0))
+
+    async def _deliver_steers(self) -> None:
+        """Pending steers go into the trailing user message, before the next request."""
+        steers = self.controls.take_steers()
+        if not steers:
+            return
+        try:
+            seq = await self.conv.add_user_blocks([_steer_block(s) for s in steers])
+        except BaseException:
+            self.undelivered.extend(steers)
+            raise
+        for text in steers:
+            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def _tools_ctx(self) -> ToolContext:
+        return attrs.evolve(
+            self.deps.tools_ctx,
+            interrupt=self.controls.interrupt,
+            progress=self._on_progress,
+            ask_approval=self.deps.approvals.callback(),
+            services={**self.deps.tools_ctx.services, TurnControls: self.controls},
+        )
+
+    def _on_progress(self, report: ToolProgress) -> None:
+        if report.kind == "start":
+            self.deps.hub.publish(ev.ToolStarted(self.number, report.call_id, report.tool))
+        elif report.kind == "output":
+            self.deps.hub.publish(
+                ev.ToolOutput(self.number, report.call_id, report.tool, report.text)
+            )
+
+    def _on_result(self, _: int, result: ToolResult) -> None:
+        outcome = result.outcome
+        self.deps.hub.publish(
+            ev.ToolCompleted(
+                self.number,
+                result.call.id,
+                result.call.name,
+                result.status.value,
+                outcome.is_error,
+                len(outcome.content),
+            )
+        )
+
+    async def _tool_batch(self, uses: tuple[ToolUseBlock, ...]) -> None:
+        calls = [ToolCall.from_block(u) for u in uses]
+        registry = self.deps.registry
+        if self._unknown_streak.observe((c.name for c in calls), registry.names()):
+            self._end = TurnEnd.UNKNOWN_TOOLS
+            self._detail = (
+                f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
+            )
+        landed, landings = trio.open_memory_channel[None](len(calls))
+
+        def on_result(index: int, result: ToolResult) -> None:
+            self._on_result(index, result)
+            landed.send_nowait(None)
+
+        collector = BatchCollector(calls, on_result=on_result)
+        self._collector = collector
+        if self._end is None:
+            config = self.deps.config
+            policy = BatchPolicy(
+                call_timeout=config.call_timeout, max_parallel=config.max_parallel_tools
+            )
+            flush_errors: list[StoreError] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._flush_results, collector, landings, flush_errors)
+                async with landed:
+                    await run_batch(
+                        calls,
+                        registry,
+                        self._tools_ctx(),
+                        policy=policy,
+                        collector=collector,
+                        invoke=worker_invoker(self.ctx, registry),
+                    )
+            if flush_errors:
+                raise flush_errors[0]
+        else:
+            collector.stop_reason = "the turn was ended: " + self._detail
+        results = self._guarded(collector.results())
+        await self._write_results(results, self.controls.take_steers())
+        self._collector = None
+
+    async def _flush_results(
+        self,
+        collector: BatchCollector,
+        landings: trio.MemoryReceiveChannel[None],
+        errors: list[StoreError],
+    ) -> None:
+        """Persist results as they land, so a crash loses at most the calls in flight."""
+        async for _ in landings:
+            while True:  # coalesce results that landed together
+                try:
+                    landings.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            if collector.complete or errors:
+                continue  # the final write follows at once
+            try:
+                await self._put_results([r.to_block() for r in collector.available()])
+            except StoreError as error:
+                errors.append(error)
+
+    def _guarded(self, results: list[ToolResult]) -> list[ToolResult]:
+        """Apply the repeat guard: warn in the result at 3, halt the turn at 5."""
+        out = []
+        for result in results:
+            ran = result.status in (CallStatus.OK, CallStatus.ERROR)
+            if ran and result.duplicate_of is None:
+                args = result.call.args if isinstance(result.call.args, dict) else {}
+                check = self._repeat_guard.observe(result.call.name, args, result.outcome.content)
+                if check.verdict is not Verdict.OK:
+                    content = f"{result.outcome.content}\n\n{check.message}"
+                    result = attrs.evolve(
+                        result, outcome=attrs.evolve(result.outcome, content=content)
+                    )
+                if check.verdict is Verdict.HALT and self._end is None:
+                    self._end = TurnEnd.HALTED
+                    self._detail = check.message
+            out.append(result)
+        return out
+
+    async def _write_results(self, results: list[ToolResult], steers: list[str]) -> None:
+        """Persist the batch's results (and steers) as the user message after the reply."""
+        blocks = [r.to_block() for r in results]
+        try:
+            seq = await self._put_results([*blocks, *(_steer_block(s) for s in steers)])
+        except BaseException:
+            self.undelivered.extend(steers)
+            raise
+        for text in steers:
+            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
+
+    async def _put_results(self, blocks: list[ToolResultBlock | TextBlock]) -> int:
+        """Write the batch's results message: appended first, then replaced as it grows.
+
+        After a reply with tool uses, the only user message that can follow is
+        this batch's results, so a trailing user message is replaced whole.
+        """
+        message = Message("user", tuple(blocks))
+        if self.conv.ends_with("assistant"):
+            return await self.conv.append(message)
+        return await self.conv.replace_last(message)
+
+    # -- the end -------------------------------------------------------------------------
+
+    async def _settle(self) -> None:
+        """Leave the transcript valid whatever happened; record the outcome (shielded)."""
+        cancelled = self._end is None and self.cancel_reason is not None
+        reason = self.cancel_reason or "the turn stopped"
+        self.deps.approvals.deny_all()
+        try:
+            if self.conv.dirty:
+                await self.conv.resync()
+            if self._collector is not None:
+                collector, self._collector = self._collector, None
+                collector.stop_reason = reason
+                await self._write_results(collector.results(), [])
+            elif self._partial:
+                await self._commit_partial("cancelled" if cancelled else "interrupted")
+            await self.conv.close_open_uses(reason)
+        except (StoreError, trio.Cancelled) as error:
+            # The store failed or the settle bound passed: the session resyncs and repairs.
+            self.conv.dirty = True
+            if self._end is None or self._end is TurnEnd.COMPLETED:
+                self._detail = f"the transcript could not be settled: {error}"
+            if isinstance(error, trio.Cancelled):
+                raise
+        finally:
+            self.undelivered.extend(self.controls.take_steers())
+            self.undelivered.extend(self.controls.take_redirects())
+            self._record(cancelled)
+
+    def _record(self, cancelled: bool) -> None:
+        if cancelled:
+            end, detail = TurnEnd.CANCELLED, self.cancel_reason or ""
+        elif self._end is None and _only_cancelled(self._failure):
+            end, detail = TurnEnd.CANCELLED, "the turn was stopped (its session is stopping)"
+        elif self._end is None:
+            failure = self._failure
+            why = f"{type(failure).__name__}: {failure}" if failure is not None else "unknown"
+            end, detail = TurnEnd.FAILED, self._detail or f"the turn crashed: {why}"
+        else:
+            end, detail = self._end, self._detail
+        if end is TurnEnd.INTERRUPTED and not detail:
+            detail = self.controls.interrupt_reason
+        self.outcome = TurnResult(
+            self.number,
+            end,
+            self._final_text,
+            detail,
+            self._iterations,
+            self._usage,
+            self.first_seq,
+        )
+
+
+def _only_cancelled(error: BaseException | None) -> bool:
+    if isinstance(error, trio.Cancelled):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return all(_only_cancelled(e) for e in error.exceptions)
+    return False
+
+
+def _steer_block(text: str) -> TextBlock:
+    return TextBlock(STEER_MARK.format(text=text))
