@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from actors import ActorContext, ActorSystem
+from actors import ActorContext, ActorExited, ActorSystem
 from hermes.tools import ApprovalChoice
 
 from .config import BusyMode, SessionConfig
+from .errors import SessionClosed
 from .events import EventHub, Subscriber
 from .messages import (
     Accepted,
@@ -53,7 +54,14 @@ class SessionHandle:
         return self.hub.session_id
 
     async def _call(self, message: object, timeout: float | None) -> Any:
-        answer = await self.target.call(message, timeout=timeout or self.timeout)
+        try:
+            answer = await self.target.call(message, timeout=timeout or self.timeout)
+        except ActorExited as exc:
+            if exc.handled:
+                raise  # the session died handling this very request: not a plain "closed"
+            raise SessionClosed(
+                f"session {self.id} is not running ({exc.reason.describe()})"
+            ) from exc
         if isinstance(answer, Refused):
             raise answer.error
         return answer

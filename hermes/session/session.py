@@ -104,11 +104,19 @@ class SessionActor(Actor):
     mailbox = MailboxConfig(capacity=256, overflow=Overflow.FAIL)
 
     def __init__(
-        self, config: SessionConfig, deps: SessionDeps, session_id: str | None = None
+        self,
+        config: SessionConfig,
+        deps: SessionDeps,
+        session_id: str | None = None,
+        hub: ev.EventHub | None = None,
     ) -> None:
+        """``hub``: pass one (made with the session id) to keep subscribers across restarts."""
+        if hub is not None and session_id is None:
+            raise ValueError("a session given an event hub needs its session_id too")
         self.config = config
         self.deps = deps
         self.session_id = session_id
+        self._given_hub = hub
         self.turn_number = 0
         self.usage = Usage()
         self._running: _Running | None = None
@@ -139,7 +147,7 @@ class SessionActor(Actor):
         assert self.session_id is not None
         self.conversation = Conversation(store, self.session_id, messages)
         await self.conversation.close_open_uses("the session restarted while it was running")
-        self.hub = ev.EventHub(self.session_id)
+        self.hub = self._given_hub or ev.EventHub(self.session_id)
         self.approvals = ApprovalBroker(self.hub, self.config.approval_timeout)
         self.system_prompt = self._build_system_prompt()
         self.tools_ctx = ToolContext.create(
