@@ -88,16 +88,23 @@ class ModelClient:
         models = (request.model, *[m for m in self.fallback_models if m != request.model])
         stale_after = self.stale.timeout(estimate_tokens(request))
         attempts = 0
+        malformed = 0
         last: ModelError | None = None
         for position, model in enumerate(models):
             for retry in range(self.retry.max_attempts):
                 attempts += 1
+                lenient = (
+                    malformed >= self.retry.malformed_retries
+                    or retry + 1 >= self.retry.max_attempts
+                )
                 try:
                     return await self._attempt(
-                        request, model, sink, attempts, stale_after, deadline
+                        request, model, sink, attempts, stale_after, deadline, lenient
                     )
                 except ModelError as error:
                     last = error
+                    if error.reason is FailureReason.MALFORMED_OUTPUT:
+                        malformed += 1
                     if not error.hints.retryable or retry + 1 >= self.retry.max_attempts:
                         break
                     delay = self.retry.delay(retry, error.hints.retry_after)
@@ -130,9 +137,13 @@ class ModelClient:
         attempts: int,
         stale_after: float,
         deadline: float,
+        lenient: bool = False,
     ) -> ModelResponse:
-        """One streamed request. Raises ``ModelError``; never swallows cancellation."""
-        assembler = StreamAssembler()
+        """One streamed request. Raises ``ModelError``; never swallows cancellation.
+
+        ``lenient``: unusable tool arguments are listed in the response rather than raised.
+        """
+        assembler = StreamAssembler(lenient_tool_input=lenient)
         params = request_params(request, model)
         # The watchdog is re-armed at most every 5% of its window: moving a
         # deadline costs trio some work, and every event would otherwise pay it.

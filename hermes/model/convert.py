@@ -153,9 +153,15 @@ class StreamAssembler:
     ``feed`` returns the events to publish for one raw event; ``finish`` checks
     the stream's contract (it ended with ``message_stop``) and returns the
     response. Broken contracts raise ``StreamProblem``.
+
+    Tool arguments that are not a JSON object raise too, unless
+    ``lenient_tool_input``: then the block gets ``{}`` and the problem is
+    listed in the response's ``malformed_inputs``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, lenient_tool_input: bool = False) -> None:
+        self.lenient_tool_input = lenient_tool_input
+        self.malformed: dict[str, str] = {}
         self.id = ""
         self.model = ""
         self.usage = Usage()
@@ -242,7 +248,14 @@ class StreamAssembler:
             signature = previous.signature if isinstance(previous, ThinkingBlock) else ""
             self._blocks[index] = ThinkingBlock(text, signature)
         elif kind[0] == "tool_use":
-            block = ToolUseBlock(kind[1], kind[2], parse_tool_input(kind[2], text))
+            try:
+                arguments = parse_tool_input(kind[2], text)
+            except StreamProblem as problem:
+                if not self.lenient_tool_input:
+                    raise
+                arguments = {}
+                self.malformed[kind[1]] = str(problem)
+            block = ToolUseBlock(kind[1], kind[2], arguments)
             self._blocks[index] = block
             return [ToolUseComplete(index, block)]
         return []
@@ -265,6 +278,7 @@ class StreamAssembler:
             stop_sequence=self.stop_sequence,
             usage=self.usage,
             attempts=attempts,
+            malformed_inputs=dict(self.malformed),
         )
 
 

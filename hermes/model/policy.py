@@ -35,6 +35,9 @@ class RetryPolicy:
     jitter: float = attrs.field(default=0.25, validator=_non_negative)
     retry_after_cap: float = attrs.field(default=60.0, validator=_non_negative)
     deadline: float = attrs.field(default=600.0, validator=_positive)
+    malformed_retries: int = attrs.field(default=2, validator=_non_negative)
+    """Replies with unusable tool arguments asked again (Hermes: 2) before one is accepted
+    with the bad calls listed in ``ModelResponse.malformed_inputs``."""
 
     def delay(
         self, retry: int, retry_after: float | None, rng: random.Random | None = None

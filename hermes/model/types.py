@@ -137,6 +137,12 @@ class ModelResponse:
     stop_sequence: str | None
     usage: Usage
     attempts: int = 1
+    malformed_inputs: dict[str, str] = attrs.field(factory=dict)
+    """tool_use id -> why its arguments were unusable (their block holds ``{}``).
+
+    Only on the last attempt the retry policy allows: the caller answers those
+    calls with an error result instead of running them.
+    """
 
 
 # -- stream events ---------------------------------------------------------------------

@@ -60,6 +60,8 @@ class ApprovalBroker:
             return pending.choice
         finally:
             self._pending.pop(request_id, None)
+            if not pending.done.is_set():  # the gate stopped waiting (timeout): a denial
+                self.hub.publish(ApprovalResolved(request_id, ApprovalChoice.DENY.value))
 
     def respond(self, request_id: int, choice: ApprovalChoice) -> None:
         pending = self._pending.get(request_id)

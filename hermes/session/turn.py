@@ -105,6 +105,8 @@ class StartTurn:
     """The one message a turn handles: run."""
 
 
+FLUSH_DELAY = 0.05
+"""Seconds a landed tool result may wait for the rest of its batch before it is persisted."""
 STEER_MARK = "[Steer from the user, delivered mid-turn: {text}]"
 REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 BUDGET_NOTE = (
@@ -204,7 +206,7 @@ class TurnActor(Actor):
             self._end = TurnEnd.COMPLETED
             return
         self._iterations += 1
-        await self._tool_batch(uses)
+        await self._tool_batch(uses, response.malformed_inputs)
 
     async def _final_summary(self) -> None:
         budget = self.deps.config.max_iterations
@@ -349,8 +351,10 @@ class TurnActor(Actor):
             )
         )
 
-    async def _tool_batch(self, uses: tuple[ToolUseBlock, ...]) -> None:
-        calls = [ToolCall.from_block(u) for u in uses]
+    async def _tool_batch(
+        self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]
+    ) -> None:
+        calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
         registry = self.deps.registry
         if self._unknown_streak.observe((c.name for c in calls), registry.names()):
             self._end = TurnEnd.UNKNOWN_TOOLS
@@ -396,13 +400,19 @@ class TurnActor(Actor):
         landings: trio.MemoryReceiveChannel[None],
         errors: list[StoreError],
     ) -> None:
-        """Persist results as they land, so a crash loses at most the calls in flight."""
+        """Persist results as they land, so a crash loses at most the calls in flight.
+
+        A landed result waits up to ``FLUSH_DELAY`` for the rest of the batch, so
+        a batch of quick calls is written once, by ``_write_results`` (each store
+        write costs about as much CPU as a tool call; see ``bench/session.py``).
+        """
         async for _ in landings:
-            while True:  # coalesce results that landed together
-                try:
-                    landings.receive_nowait()
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
+            with trio.move_on_after(FLUSH_DELAY):  # coalesce results landing close together
+                while not collector.complete:
+                    try:
+                        await landings.receive()
+                    except trio.EndOfChannel:
+                        return  # the batch is over: the final write follows at once
             if collector.complete or errors:
                 continue  # the final write follows at once
             try:
@@ -466,7 +476,8 @@ class TurnActor(Actor):
                 collector.stop_reason = reason
                 await self._write_results(collector.results(), [])
             elif self._partial:
-                await self._commit_partial("cancelled" if cancelled else "interrupted")
+                hard = cancelled or _only_cancelled(self._failure)  # killed by anyone
+                await self._commit_partial("cancelled" if hard else "interrupted")
             await self.conv.close_open_uses(reason)
         except (StoreError, trio.Cancelled) as error:
             # The store failed or the settle bound passed: the session resyncs and repairs.
@@ -484,7 +495,7 @@ class TurnActor(Actor):
         if cancelled:
             end, detail = TurnEnd.CANCELLED, self.cancel_reason or ""
         elif self._end is None and _only_cancelled(self._failure):
-            end, detail = TurnEnd.CANCELLED, "the turn was stopped (its session is stopping)"
+            end, detail = TurnEnd.CANCELLED, "the turn was killed (by hand, or its session stops)"
         elif self._end is None:
             failure = self._failure
             why = f"{type(failure).__name__}: {failure}" if failure is not None else "unknown"

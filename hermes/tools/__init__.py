@@ -27,7 +27,15 @@ from .approval import (
     Verdict,
     decide,
 )
-from .base import NO_TIMEOUT, Tool, ToolCall, ToolKind, ToolOutcome, ToolProgress
+from .base import (
+    NO_TIMEOUT,
+    MalformedArguments,
+    Tool,
+    ToolCall,
+    ToolKind,
+    ToolOutcome,
+    ToolProgress,
+)
 from .batch import BatchPolicy, Invoker, run_batch
 from .budget import OutputBudget
 from .builtin import builtin_tools, default_registry
@@ -59,6 +67,7 @@ __all__ = [
     "Finding",
     "Invoker",
     "KillReport",
+    "MalformedArguments",
     "OutputBudget",
     "PreparedCall",
     "ProgressCallback",

@@ -57,6 +57,13 @@ class ToolOutcome:
 
 
 @attrs.frozen(slots=True)
+class MalformedArguments:
+    """Arguments the model sent that could not be read at all (broken JSON, not an object)."""
+
+    problem: str
+
+
+@attrs.frozen(slots=True)
 class ToolCall:
     """One tool call requested by the model: id, tool name, raw arguments.
 
@@ -69,7 +76,10 @@ class ToolCall:
     args: object
 
     @classmethod
-    def from_block(cls, block: ToolUseBlock) -> ToolCall:
+    def from_block(cls, block: ToolUseBlock, problem: str | None = None) -> ToolCall:
+        """The call a tool_use block asks for; ``problem`` marks unreadable arguments."""
+        if problem is not None:
+            return cls(block.id, block.name, MalformedArguments(problem))
         return cls(block.id, block.name, block.input)
 
 

@@ -20,7 +20,7 @@ import attrs
 
 from hermes.model.types import ToolSpec
 
-from .base import Tool, ToolCall, ToolOutcome
+from .base import MalformedArguments, Tool, ToolCall, ToolOutcome
 from .context import ToolContext
 from .schema import ArgumentError, validate
 
@@ -94,6 +94,12 @@ class ToolRegistry:
             return ToolOutcome.error(
                 f"Unknown tool {call.name!r}. Available tools: {available}.",
                 reason="unknown_tool",
+            )
+        if isinstance(call.args, MalformedArguments):
+            return ToolOutcome.error(
+                f"Invalid arguments for tool {call.name!r}: {call.args.problem}. Nothing was "
+                "run; send the arguments as one JSON object.",
+                reason="invalid_arguments",
             )
         try:
             args = validate(tool.input_schema, call.args)

@@ -203,14 +203,43 @@ async def test_a_broken_stream_is_retried_and_the_consumer_told_to_drop_it(
     assert kinds[-1] == "MessageComplete"  # ... then a clean second attempt
 
 
-async def test_malformed_tool_arguments_are_a_classified_error(fake: FakeProvider) -> None:
-    fake.enqueue(Reply.of(ToolUse("terminal", fragments=('{"command": "ls"',))))
+async def test_malformed_tool_arguments_are_retried_then_listed(fake: FakeProvider) -> None:
+    bad = Reply.of(ToolUse("terminal", fragments=('{"command": "ls"',)))
+    fake.enqueue(bad, bad, bad)
+    events: list[ModelEvent] = []
     with trio.fail_after(10):
-        async with client_for(fake, retry=ONCE) as client:
-            with pytest.raises(ModelError) as caught:
-                await client.complete(ask())
-    assert caught.value.reason is FailureReason.MALFORMED_OUTPUT
-    assert "terminal" in caught.value.message
+        async with client_for(fake, retry=FAST) as client:
+            response = await client.complete(ask(), events.append)
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    assert [e.reason for e in failed] == ["malformed_output"] * 2  # malformed_retries = 2
+    assert response.attempts == 3 and len(fake.message_requests) == 3
+    [use] = response.message.tool_uses()
+    assert use.input == {}
+    assert "not valid JSON" in response.malformed_inputs[use.id]
+    assert "terminal" in response.malformed_inputs[use.id]
+
+
+async def test_malformed_tool_arguments_recover_when_the_model_fixes_them(
+    fake: FakeProvider,
+) -> None:
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", [1, 2])), Reply.of(ToolUse("terminal", {"command": "ls"}))
+    )
+    with trio.fail_after(10):
+        async with client_for(fake, retry=FAST) as client:
+            response = await client.complete(ask())
+    assert response.malformed_inputs == {}
+    assert [u.input for u in response.message.tool_uses()] == [{"command": "ls"}]
+
+
+async def test_malformed_retries_zero_accepts_the_first_reply(fake: FakeProvider) -> None:
+    fake.enqueue(Reply.of(ToolUse("terminal", fragments=("nope",))))
+    policy = RetryPolicy(max_attempts=4, base_delay=0.001, malformed_retries=0, deadline=10)
+    with trio.fail_after(10):
+        async with client_for(fake, retry=policy) as client:
+            response = await client.complete(ask())
+    assert list(response.malformed_inputs) == [response.message.tool_uses()[0].id]
+    assert len(fake.message_requests) == 1
 
 
 @pytest.mark.parametrize("stuck", [Stall(after=3), Hang()])
