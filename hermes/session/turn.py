@@ -250,6 +250,8 @@ class TurnActor(Actor):
                     self.controls.request_scope = None
             if not scope.cancelled_caught:
                 self._partial = []
+                # A redirect that came as the reply finished is too late to cut it: a steer now.
+                self.controls.steers.extend(self.controls.take_redirects())
                 return response
             redirects = self.controls.take_redirects()
             marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
