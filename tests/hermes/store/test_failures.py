@@ -227,8 +227,8 @@ async def test_read_only_database(system: ActorSystem, store_dir: Path) -> None:
         info = await store.create_session(model="m")
         # Tests run as root here, where file modes do not stop writes; query_only makes
         # SQLite refuse writes with the same SQLITE_READONLY error a read-only file gives.
-        conn: Any = actor._db.connection if actor._db is not None else None
-        await conn.pragma("query_only", 1)
+        assert actor._db is not None
+        actor._db.writer.pragma("query_only", 1)  # small writes run on the inline connection
 
         with pytest.raises(StoreError) as error:
             await store.append(info.id, Message.user("hi"))
@@ -293,7 +293,7 @@ async def test_closed_connection_is_reopened(system: ActorSystem, store_dir: Pat
         actor, store = await start(system, store_dir)
         info = await store.create_session(model="m")
         assert actor._db is not None
-        await actor._db.connection.aclose()
+        actor._db.writer.close()  # small writes run on the inline connection
 
         with pytest.raises(StoreUnavailable) as error:
             await store.append(info.id, Message.user("hi"))
@@ -303,6 +303,15 @@ async def test_closed_connection_is_reopened(system: ActorSystem, store_dir: Pat
         await store.append(info.id, Message.user("hi"))
         assert actor.reopened == 1
         assert (await store.load(info.id)).messages == (Message.user("hi"),)
+
+        # The same for the worker's connection, which serves reads.
+        assert actor._db is not None
+        await actor._db.connection.aclose()
+        with pytest.raises(StoreUnavailable) as error:
+            await store.load(info.id)
+        assert "[ConnectionClosedError]" in str(error.value)
+        assert (await store.load(info.id)).messages == (Message.user("hi"),)
+        assert actor.reopened == 2
 
 
 @pytest.mark.parametrize(

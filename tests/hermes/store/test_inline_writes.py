@@ -1,0 +1,41 @@
+"""Small writes run inline on the loop; large ones and reads in the worker thread."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import trio
+
+from actors import ActorSystem
+from hermes.model.types import ImageBlock, Message, TextBlock
+from hermes.store import AppendMessages, GetSession, ReplaceLast, StoreActor, StoreClient
+from hermes.store.database import CHECKPOINT_PAGES, INLINE_MAX_CHARS, runs_inline
+
+
+def test_which_requests_run_inline() -> None:
+    small = Message.user("hi")
+    assert runs_inline(AppendMessages("s", (small,)))
+    assert runs_inline(ReplaceLast("s", 3, small))
+    assert not runs_inline(AppendMessages("s", (small,) * 9))  # many messages: worker
+    big = Message.user("x" * (INLINE_MAX_CHARS + 1))
+    assert not runs_inline(AppendMessages("s", (big,)))
+    image = Message("user", (ImageBlock("image/png", "A" * (INLINE_MAX_CHARS + 1)),))
+    assert not runs_inline(ReplaceLast("s", 0, image))
+    assert not runs_inline(GetSession("s"))  # reads always go to the worker
+
+
+async def test_inline_writes_checkpoint_the_wal(system: ActorSystem, tmp_path: Path) -> None:
+    actor = StoreActor(tmp_path / "data")
+    store = StoreClient(await system.spawn(actor, name="store"))
+    chunk = "y" * 40_000  # ~10 pages per message
+    with trio.fail_after(30):
+        info = await store.create_session(model="m")
+        for seq in range(300):  # ~12 MB through the inline connection
+            role = "user" if seq % 2 == 0 else "assistant"
+            await store.append(info.id, Message(role, (TextBlock(chunk),)), expected_seq=seq)
+        assert (await store.get_session(info.id)).message_count == 300
+    wal = os.path.getsize(tmp_path / "data" / "hermes.db-wal")
+    page = 4096
+    # Without checkpoints the WAL would hold all ~12 MB; passive checkpoints let it be reused.
+    assert wal < 3 * CHECKPOINT_PAGES * page, wal
