@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-BENCHMARKS = ("runtime", "supervision", "model")
+BENCHMARKS = ("runtime", "supervision", "model", "session")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import model
 
         return model.main(args.json, args.quick, args.reps)
+    if args.name == "session":
+        from . import session
+
+        return session.main(args.json, args.quick, args.reps)
     from . import supervision
 
     return supervision.main(args.json, args.quick, args.reps)
