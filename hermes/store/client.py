@@ -21,15 +21,27 @@ from hermes.model.types import Message, Usage
 
 from .actor import StoreActor
 from .errors import StoreError, StoreTimeout, StoreUnavailable
-from .records import AppendResult, SearchHit, SessionInfo, StoreConfig, Transcript
+from .records import (
+    AppendResult,
+    ProcessRecord,
+    ProcessRecordStatus,
+    SearchHit,
+    SessionInfo,
+    StoreConfig,
+    Transcript,
+)
 from .requests import (
     AddUsage,
     AppendMessages,
+    ClaimProcess,
     CreateSession,
     EndSession,
     GetSession,
+    ListProcesses,
     ListSessions,
     LoadSession,
+    RecordProcessFinish,
+    RecordProcessStart,
     ReopenSession,
     ReplaceLast,
     Request,
@@ -201,6 +213,57 @@ class StoreClient:
             Search(query, limit, session_id, raw, markers[0], markers[1]), timeout
         )
         return hits
+
+    # -- background processes (crash checkpoint) -----------------------------------------
+
+    async def record_process_start(
+        self, record: ProcessRecord, *, timeout: float | None = None
+    ) -> ProcessRecord:
+        """Checkpoint a started process (durable when this returns)."""
+        row: ProcessRecord = await self.request(RecordProcessStart(record), timeout)
+        return row
+
+    async def record_process_finish(
+        self,
+        process_id: str,
+        status: ProcessRecordStatus,
+        exit_code: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ProcessRecord:
+        """Checkpoint a finished process (``exited``, ``killed`` or ``lost``); idempotent."""
+        row: ProcessRecord = await self.request(
+            RecordProcessFinish(process_id, status, exit_code), timeout
+        )
+        return row
+
+    async def claim_process(
+        self,
+        process_id: str,
+        owner_pid: int,
+        owner_start_time: int,
+        *,
+        timeout: float | None = None,
+    ) -> ProcessRecord:
+        """Record this daemon process as the owner of a running process (adoption)."""
+        row: ProcessRecord = await self.request(
+            ClaimProcess(process_id, owner_pid, owner_start_time), timeout
+        )
+        return row
+
+    async def list_processes(
+        self,
+        *,
+        session_id: str | None = None,
+        active_only: bool = False,
+        limit: int = 1000,
+        timeout: float | None = None,
+    ) -> list[ProcessRecord]:
+        """Process rows, oldest first (one session's, or all; only running ones if asked)."""
+        rows: list[ProcessRecord] = await self.request(
+            ListProcesses(session_id, active_only, limit), timeout
+        )
+        return rows
 
 
 async def spawn_store(

@@ -44,6 +44,7 @@ import attrs
 import trio
 
 from hermes.model.types import (
+    ContentBlock,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
@@ -119,7 +120,7 @@ def _run_checked(
     return run_request(conn, request, abort)
 
 
-def _block_chars(block: object) -> int:
+def _block_chars(block: ContentBlock) -> int:
     if isinstance(block, TextBlock):
         return len(block.text)
     if isinstance(block, ToolResultBlock):
@@ -133,27 +134,32 @@ def _block_chars(block: object) -> int:
         return len(block.thinking) + len(block.signature)
     if isinstance(block, RedactedThinkingBlock):
         return len(block.data)
-    if isinstance(block, ImageBlock):
-        return len(block.data)
-    return INLINE_MAX_CHARS + 1  # unknown: not inline
+    assert isinstance(block, ImageBlock)
+    return len(block.data)
+
+
+def _messages_of(request: Request) -> tuple[object, ...] | None:
+    """The messages a write carries, unchecked (the worker's checks name a bad one)."""
+    if isinstance(request, AppendMessages):
+        return request.messages
+    if isinstance(request, ReplaceLast):
+        return (request.message,)
+    return None
 
 
 def runs_inline(request: Request) -> bool:
     """Whether ``request`` is a write small enough to run on the loop (see the module doc)."""
     if not request.writes:
         return False
-    if isinstance(request, AppendMessages):
-        messages: tuple[Message, ...] = request.messages
-    elif isinstance(request, ReplaceLast):
-        messages = (request.message,)
-    else:
+    messages = _messages_of(request)
+    if messages is None:
         return True  # sessions rows, usage, titles, truncation: small statements
     if len(messages) > INLINE_MAX_MESSAGES:
         return False
     chars = 0
     for message in messages:
         if not isinstance(message, Message):
-            return False  # malformed: the worker's checks name the problem
+            return False
         for block in message.content:
             chars += _block_chars(block)
             if chars > INLINE_MAX_CHARS:

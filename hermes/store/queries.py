@@ -20,6 +20,7 @@ import apsw
 from hermes.codec import CodecError, pack_blocks, unpack_blocks
 from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage
 
+from . import process_queries
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -34,11 +35,15 @@ from .records import AppendResult, SearchHit, SessionInfo, Transcript
 from .requests import (
     AddUsage,
     AppendMessages,
+    ClaimProcess,
     CreateSession,
     EndSession,
     GetSession,
+    ListProcesses,
     ListSessions,
     LoadSession,
+    RecordProcessFinish,
+    RecordProcessStart,
     ReopenSession,
     ReplaceLast,
     Request,
@@ -622,4 +627,8 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     LoadSession: load_session,
     ListSessions: list_sessions,
     Search: search,
+    RecordProcessStart: process_queries.record_process_start,
+    RecordProcessFinish: process_queries.record_process_finish,
+    ClaimProcess: process_queries.claim_process,
+    ListProcesses: process_queries.list_processes,
 }

@@ -102,3 +102,38 @@ class StoreConfig:
             raise ValueError(f"StoreConfig.busy_timeout must be >= 0, got {self.busy_timeout!r}")
         if self.max_size_bytes is not None and self.max_size_bytes <= 0:
             raise ValueError(f"StoreConfig.max_size_bytes must be > 0, got {self.max_size_bytes!r}")
+
+
+ProcessRecordStatus = Literal["running", "exited", "killed", "lost"]
+PROCESS_STATUSES: tuple[ProcessRecordStatus, ...] = ("running", "exited", "killed", "lost")
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class ProcessRecord:
+    """One background process as checkpointed (``hermes.processes``); times are wall clock.
+
+    ``start_time`` is field 22 of ``/proc/<pid>/stat`` (clock ticks after boot)
+    and ``boot_id`` the kernel's boot id: together with ``pid`` they tell the
+    process apart from a later one that reuses its pid. ``owner_pid`` and
+    ``owner_start_time`` name the daemon process whose registry owns it.
+    """
+
+    id: str
+    session_id: str
+    command: str
+    cwd: str
+    pid: int
+    pgid: int
+    start_time: int
+    boot_id: str
+    owner_pid: int
+    owner_start_time: int
+    status: ProcessRecordStatus = "running"
+    exit_code: int | None = None
+    started_at: float = 0.0
+    finished_at: float | None = None
+
+    @property
+    def active(self) -> bool:
+        """Recorded as running: its owner has not seen it finish."""
+        return self.status == "running"

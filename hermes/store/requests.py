@@ -14,6 +14,8 @@ import attrs
 
 from hermes.model.types import Message, Usage
 
+from .records import ProcessRecord, ProcessRecordStatus
+
 
 @attrs.frozen(slots=True)
 class Request:
@@ -149,4 +151,51 @@ class Search(Request):
     before: str = "["
     after: str = "]"
     """Markers around matched words in snippets."""
+    deadline: float = math.inf
+
+
+# -- background processes (the crash checkpoint of hermes.processes) ------------------
+
+
+@attrs.frozen(slots=True)
+class RecordProcessStart(Request):
+    """Insert a process row (status ``running``); its id must be new."""
+
+    op: ClassVar[str] = "record_process_start"
+
+    record: ProcessRecord
+
+
+@attrs.frozen(slots=True)
+class RecordProcessFinish(Request):
+    """Mark a running process ``exited``, ``killed`` or ``lost``; a no-op if already finished."""
+
+    op: ClassVar[str] = "record_process_finish"
+
+    process_id: str
+    status: ProcessRecordStatus
+    exit_code: int | None = None
+
+
+@attrs.frozen(slots=True)
+class ClaimProcess(Request):
+    """Make this daemon process the owner of a running process (adoption after a restart)."""
+
+    op: ClassVar[str] = "claim_process"
+
+    process_id: str
+    owner_pid: int
+    owner_start_time: int
+
+
+@attrs.frozen(slots=True)
+class ListProcesses(Request):
+    """Process rows, oldest first: one session's or all, optionally only running ones."""
+
+    op: ClassVar[str] = "list_processes"
+    writes: ClassVar[bool] = False
+
+    session_id: str | None = None
+    active_only: bool = False
+    limit: int = 1000
     deadline: float = math.inf

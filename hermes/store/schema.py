@@ -16,6 +16,10 @@ Tables (version 1):
 - ``messages_fts``: an FTS5 index over ``messages.text`` (external content,
   kept in step by triggers).
 - ``schema_version``: one row per applied migration.
+
+Version 2 adds ``processes``: one row per background process (the crash
+checkpoint of ``hermes.processes``): pid, process group, start-time
+fingerprint, command, owning session and daemon, status and exit code.
 """
 
 from __future__ import annotations
@@ -99,8 +103,31 @@ CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
 END;
 """
 
+_V2 = """
+CREATE TABLE processes (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    session_id TEXT NOT NULL CHECK (length(session_id) > 0),
+    command TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    pid INTEGER NOT NULL CHECK (pid > 0),
+    pgid INTEGER NOT NULL CHECK (pgid > 0),
+    start_time INTEGER NOT NULL CHECK (start_time >= 0),
+    boot_id TEXT NOT NULL,
+    owner_pid INTEGER NOT NULL CHECK (owner_pid > 0),
+    owner_start_time INTEGER NOT NULL CHECK (owner_start_time >= 0),
+    status TEXT NOT NULL CHECK (status IN ('running', 'exited', 'killed', 'lost')),
+    exit_code INTEGER,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    CHECK ((status = 'running') = (finished_at IS NULL))
+);
+CREATE INDEX processes_by_session ON processes (session_id, status);
+CREATE INDEX processes_by_status ON processes (status);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
+    Migration(2, "background processes (crash checkpoint)", _V2),
 )
 """Every schema change ever made, in order; append, never edit."""
 

@@ -1,4 +1,8 @@
-"""The built-in tools: terminal, read_file, write_file, patch, search_files."""
+"""The built-in tools: terminal, read_file, write_file, patch, search_files.
+
+``default_registry()`` adds the ``process`` tool (``hermes.processes.tool``),
+which manages the background processes ``terminal(background=true)`` starts.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +26,18 @@ def builtin_tools() -> list[Tool]:
     return [TerminalTool(), ReadFileTool(), WriteFileTool(), PatchTool(), SearchFilesTool()]
 
 
-def default_registry() -> ToolRegistry:
-    """A registry holding the built-in tools."""
-    return ToolRegistry(builtin_tools())
+def default_registry(*, processes: bool = True) -> ToolRegistry:
+    """A registry holding the built-in tools and (unless ``processes=False``) ``process``.
+
+    The ``process`` tool answers with a clear error in a session that has no
+    ``ProcessService`` in its tool context.
+    """
+    tools = builtin_tools()
+    if processes:
+        from hermes.processes.tool import ProcessTool  # built on this package: import late
+
+        tools.append(ProcessTool())
+    return ToolRegistry(tools)
 
 
 __all__ = [

@@ -11,6 +11,14 @@ and stderr merged, the context's scrubbed environment, in its own process
 group. When the command ends, anything it left running in the background of
 its group is killed; cancellation kills the whole group (SIGTERM, 1 s grace,
 SIGKILL) and reaps it.
+
+Background modes go through the session's ``ProcessService``
+(``hermes.processes.background``): ``background=true`` starts the command
+under a watcher and returns its process id at once; ``on_timeout="background"``
+runs a foreground command that, instead of being killed at its timeout, is
+left running in the background (the model is told its process id and notified
+when it ends). Without a process service in the context both answer with a
+clear error and run nothing.
 """
 
 from __future__ import annotations
@@ -68,7 +76,10 @@ class TerminalTool(Tool):
             f"background when the command exits are stopped. Default timeout "
             f"{default_timeout} s, at most {max_timeout} s; a timeout gives exit code 124. "
             "Destructive commands need the user's approval and some are always refused. "
-            "Prefer read_file, write_file, patch and search_files for files."
+            "Prefer read_file, write_file, patch and search_files for files. "
+            "For servers, watchers and long builds use background=true (returns a process id "
+            "at once; manage it with the process tool), or on_timeout='background' to keep a "
+            "command running past its timeout instead of stopping it."
         )
         self.input_schema: Mapping[str, Any] = {
             "type": "object",
@@ -88,6 +99,29 @@ class TerminalTool(Tool):
                     "type": "string",
                     "description": "Directory to run in (default: the working directory).",
                 },
+                "background": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Run in the background and return a process id at once.",
+                },
+                "watch_patterns": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "description": "Background only: notify me of output lines containing any "
+                    "of these strings (rate limited).",
+                },
+                "notify_on_complete": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Background only: notify me when the process finishes.",
+                },
+                "on_timeout": {
+                    "type": "string",
+                    "enum": ["kill", "background"],
+                    "default": "kill",
+                    "description": "Foreground only: at the timeout, stop the command (kill) "
+                    "or leave it running in the background and notify me when it ends.",
+                },
             },
             "required": ["command"],
             "additionalProperties": False,
@@ -95,13 +129,17 @@ class TerminalTool(Tool):
 
     def call_timeout(self, args: Mapping[str, Any]) -> float | None:
         # The command's own timeout plus room to kill and reap it before the batch gives up.
+        if args.get("background"):
+            return 30.0  # answers once started (a start waits for its checkpoint write)
         timeout = min(int(args.get("timeout", self.default_timeout)), self.max_timeout)
-        return timeout + self.grace + 10.0
+        moved = 20.0 if args.get("on_timeout") == "background" else 0.0  # start + collect output
+        return timeout + self.grace + 10.0 + moved
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         command: str = args["command"]
         timeout = int(args.get("timeout", self.default_timeout))
-        if timeout > self.max_timeout:
+        background = bool(args.get("background", False))
+        if timeout > self.max_timeout and not background:
             return ToolOutcome.error(
                 f"timeout={timeout} is over the foreground limit of {self.max_timeout} s. "
                 "Nothing was run. Use a shorter timeout, or run long-lived work (servers, "
@@ -122,6 +160,15 @@ class TerminalTool(Tool):
         )
         if not decision.allowed:
             return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
+        if background or args.get("on_timeout") == "background":
+            from hermes.processes import background as bg  # the process layer builds on tools
+
+            verdict = decision.verdict.value
+            if background:
+                return await bg.start_background(command, workdir, args, ctx, verdict)
+            return await bg.run_movable(
+                command, workdir, timeout, ctx, verdict, self.progress_interval
+            )
         bash = shutil.which("bash", path=ctx.env.get("PATH")) or shutil.which("bash") or "bash"
         last_report = -float("inf")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import trio
@@ -35,7 +34,7 @@ async def test_inline_writes_checkpoint_the_wal(system: ActorSystem, tmp_path: P
             role = "user" if seq % 2 == 0 else "assistant"
             await store.append(info.id, Message(role, (TextBlock(chunk),)), expected_seq=seq)
         assert (await store.get_session(info.id)).message_count == 300
-    wal = os.path.getsize(tmp_path / "data" / "hermes.db-wal")
+    wal = (tmp_path / "data" / "hermes.db-wal").stat().st_size
     page = 4096
     # Without checkpoints the WAL would hold all ~12 MB; passive checkpoints let it be reused.
     assert wal < 3 * CHECKPOINT_PAGES * page, wal

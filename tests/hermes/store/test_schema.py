@@ -19,8 +19,11 @@ from hermes.store import (
 )
 from hermes.store.schema import APPLICATION_ID
 
-V2 = Migration(
-    2, "session cost", "ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0"
+LATEST = len(MIGRATIONS)
+NEXT = Migration(
+    LATEST + 1,
+    "session cost",
+    "ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
 )
 
 
@@ -33,15 +36,15 @@ def connect(path: Path) -> apsw.Connection:
 def test_fresh_database_gets_every_table(tmp_path: Path) -> None:
     conn = connect(tmp_path / "a.db")
     assert schema_version(conn) == 0
-    assert migrate(conn) == 1
+    assert migrate(conn) == LATEST
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
     assert {"sessions", "messages", "tool_calls", "messages_fts", "schema_version"} <= tables
     assert conn.pragma("application_id") == APPLICATION_ID
     rows = list(conn.execute("SELECT version, description FROM schema_version"))
-    assert rows == [(1, MIGRATIONS[0].description)]
+    assert rows == [(m.version, m.description) for m in MIGRATIONS]
     # Migrating again is a no-op.
-    assert migrate(conn) == 1
-    assert conn.execute("SELECT count(*) FROM schema_version").get == 1
+    assert migrate(conn) == LATEST
+    assert conn.execute("SELECT count(*) FROM schema_version").get == LATEST
 
 
 def test_forward_migration_keeps_data(tmp_path: Path) -> None:
@@ -50,27 +53,29 @@ def test_forward_migration_keeps_data(tmp_path: Path) -> None:
     conn.execute(
         "INSERT INTO sessions (id, model, created_at, updated_at) VALUES ('s1', 'm', 1, 1)"
     )
-    assert migrate(conn, (*MIGRATIONS, V2)) == 2
+    assert migrate(conn, (*MIGRATIONS, NEXT)) == LATEST + 1
     assert conn.execute("SELECT id, cost_usd FROM sessions").get == ("s1", 0.0)
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")] == [1, 2]
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
+    assert versions == list(range(1, LATEST + 2))
 
 
 def test_failed_migration_changes_nothing(tmp_path: Path) -> None:
     conn = connect(tmp_path / "a.db")
     migrate(conn)
-    broken = Migration(2, "half done", "CREATE TABLE extra (x); THIS IS NOT SQL")
+    broken = Migration(LATEST + 1, "half done", "CREATE TABLE extra (x); THIS IS NOT SQL")
     with pytest.raises(apsw.SQLError):
         migrate(conn, (*MIGRATIONS, broken))
-    assert schema_version(conn) == 1
+    assert schema_version(conn) == LATEST
     assert conn.execute("SELECT count(*) FROM sqlite_schema WHERE name = 'extra'").get == 0
     assert conn.get_autocommit()
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     conn = connect(tmp_path / "a.db")
-    migrate(conn, (*MIGRATIONS, V2))
+    migrate(conn, (*MIGRATIONS, NEXT))
     with pytest.raises(
-        StoreUnavailable, match=r"schema version 2, newer than this build knows \(1\)"
+        StoreUnavailable,
+        match=rf"schema version {LATEST + 1}, newer than this build knows \({LATEST}\)",
     ):
         migrate(conn)
 
@@ -97,7 +102,7 @@ async def test_store_refuses_a_newer_database(system: ActorSystem, tmp_path: Pat
     directory = tmp_path / "data"
     directory.mkdir()
     conn = connect(directory / "hermes.db")
-    migrate(conn, (*MIGRATIONS, V2))
+    migrate(conn, (*MIGRATIONS, NEXT))
     conn.close()
     with trio.fail_after(10):
         with pytest.raises(StoreUnavailable) as error:

@@ -24,6 +24,7 @@ from hermes.model.types import (
     Usage,
 )
 from hermes.store import (
+    MIGRATIONS,
     InvalidTranscript,
     SeqConflict,
     SessionEnded,
@@ -126,7 +127,7 @@ async def test_wal_mode_is_on(store: StoreClient, peek: Peek, store_dir: Path) -
     conn = peek()
     assert conn.pragma("journal_mode") == "wal"
     assert (store_dir / "hermes.db-wal").exists()
-    assert conn.execute("SELECT max(version) FROM schema_version").get == 1
+    assert conn.execute("SELECT max(version) FROM schema_version").get == len(MIGRATIONS)
 
 
 async def test_resume_after_closing_and_reopening(store_dir: Path) -> None:

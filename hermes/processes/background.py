@@ -1,0 +1,211 @@
+"""``terminal``'s two background modes, run through the session's ``ProcessService``.
+
+- ``background=true``: start the command under a watcher and answer at once
+  with its process id (``start_background``).
+- ``on_timeout="background"`` (a foreground command the model allows to
+  outlive its timeout): the command runs under a watcher from the start,
+  with an empty stdin like any foreground command, and the tool waits for it.
+  If it finishes in time the answer is the same as a foreground run (output,
+  ``[exit code: N]``). If the timeout passes it is *not* killed: the answer
+  is the output so far and its process id, and a completion notice follows
+  when it ends (the watcher was started with ``notify_on_complete``; a wait
+  that sees the end first turns the notice off). A soft interrupt kills it
+  (exit 130) and a cancelled call kills it too, as in the foreground.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hermes.tools.base import ToolOutcome
+from hermes.tools.builtin.terminal import EXIT_INTERRUPTED, strip_ansi
+from hermes.tools.context import ToolContext
+
+from .errors import ProcessError
+from .service import ProcessService
+from .state import ProcessInfo, WaitOutcome, WaitResult
+
+NO_SERVICE = (
+    "Background mode is not available in this session (it has no background-process "
+    "service). Nothing was run. Run the command in the foreground with a timeout instead."
+)
+
+
+def _service(ctx: ToolContext) -> ProcessService | None:
+    try:
+        return ctx.service(ProcessService)
+    except LookupError:
+        return None
+
+
+async def start_background(
+    command: str, workdir: Path, args: Any, ctx: ToolContext, verdict: str
+) -> ToolOutcome:
+    """``terminal(background=true)``: start it and return its process id at once."""
+    service = _service(ctx)
+    if service is None:
+        return ToolOutcome.error(NO_SERVICE, ran=False, reason="no_process_service")
+    patterns = tuple(args.get("watch_patterns") or ())
+    notify = bool(args.get("notify_on_complete", False))
+    try:
+        info = await service.start(
+            command,
+            cwd=str(workdir),
+            env=ctx.env,
+            watch_patterns=patterns,
+            notify_on_complete=notify,
+        )
+    except ProcessError as exc:
+        return ToolOutcome.error(str(exc), ran=False)
+    told = []
+    if patterns:
+        told.append("you will be notified of output lines matching the watch patterns")
+    if notify:
+        told.append("you will be notified when it finishes")
+    extra = f" ({'; '.join(told)})" if told else ""
+    return ToolOutcome.ok(
+        f"Started background process {info.id} (pid {info.pid}){extra}. Use the process "
+        f"tool with process_id={info.id!r} to poll, log, wait, kill or write to it.",
+        process_id=info.id,
+        pid=info.pid,
+        background=True,
+        approval=verdict,
+    )
+
+
+async def run_movable(
+    command: str,
+    workdir: Path,
+    timeout: int,
+    ctx: ToolContext,
+    verdict: str,
+    progress_interval: float = 0.5,
+) -> ToolOutcome:
+    """A foreground run that moves to the background at its timeout instead of dying."""
+    service = _service(ctx)
+    if service is None:
+        return ToolOutcome.error(NO_SERVICE, ran=False, reason="no_process_service")
+    started = time.monotonic()
+    try:
+        info = await service.start(
+            command, cwd=str(workdir), env=ctx.env, notify_on_complete=True, close_stdin=True
+        )
+    except ProcessError as exc:
+        return ToolOutcome.error(str(exc), ran=False)
+    settled = False
+    try:
+        waited = await _wait_reporting(service, info, timeout, ctx, progress_interval)
+        if waited.outcome is WaitOutcome.INTERRUPTED:
+            await service.kill(info.id)
+            settled = True
+            return await _answer(service, info.id, verdict, started, interrupted=True)
+        settled = True
+        if waited.outcome is WaitOutcome.FINISHED:
+            return await _answer(service, info.id, verdict, started)
+        return _moved(waited, timeout, verdict, started)
+    except ProcessError as exc:
+        return ToolOutcome.error(f"{exc} (background process {info.id})", process_id=info.id)
+    finally:
+        if not settled:  # cancelled or failed while it ran: it dies as a foreground command
+            with trio.move_on_after(service.kill_timeout, shield=True):
+                with contextlib.suppress(ProcessError):
+                    await service.kill(info.id)
+
+
+async def _wait_reporting(
+    service: ProcessService, info: ProcessInfo, timeout: int, ctx: ToolContext, interval: float
+) -> WaitResult:
+    """Wait up to ``timeout`` (in waits of at most ``wait_max``), reporting output meanwhile."""
+    deadline = trio.current_time() + timeout
+    result: WaitResult | None = None
+    error: ProcessError | None = None
+
+    async def report() -> None:
+        last = ""
+        while True:
+            await trio.sleep(interval)
+            try:
+                tail = (await service.poll(info.id)).tail
+            except ProcessError:
+                return
+            if tail != last:
+                last = tail
+                ctx.report("output", strip_ansi(tail))
+
+    async with trio.open_nursery() as nursery:
+        if ctx.progress is not None:
+            nursery.start_soon(report)
+        try:
+            while True:
+                left = deadline - trio.current_time()
+                result = await service.wait(info.id, max(left, 0.0), interrupt=ctx.interrupt)
+                if result.outcome is not WaitOutcome.TIMEOUT or left <= service.config.wait_max:
+                    break
+        except ProcessError as exc:
+            error = exc  # raised bare below, not wrapped in the nursery's group
+        nursery.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    assert result is not None
+    return result
+
+
+async def _answer(
+    service: ProcessService,
+    process_id: str,
+    verdict: str,
+    started: float,
+    *,
+    interrupted: bool = False,
+) -> ToolOutcome:
+    """The finished command, answered as the foreground terminal answers."""
+    result = await service.log(process_id, 0, service.config.buffer_chars)
+    info, page = result.info, result.page
+    output = strip_ansi(page.text).rstrip("\n")
+    notes = []
+    if page.skipped:
+        output = f"[... first {page.skipped:,} characters of output dropped ...]\n{output}"
+    if interrupted:
+        exit_code = EXIT_INTERRUPTED
+        notes.append("[Command interrupted]")
+    else:
+        exit_code = info.exit_code if info.exit_code is not None else -1
+        if info.note:
+            notes.append(f"[{info.note}]")
+    notes.append(f"[exit code: {exit_code}]")
+    return ToolOutcome(
+        (output or "(no output)") + "\n" + "\n".join(notes),
+        exit_code != 0,
+        {
+            "exit_code": exit_code,
+            "timed_out": False,
+            "interrupted": interrupted,
+            "duration": time.monotonic() - started,
+            "output_bytes": info.output_chars,
+            "approval": verdict,
+            "process_id": process_id,
+        },
+    )
+
+
+def _moved(waited: WaitResult, timeout: int, verdict: str, started: float) -> ToolOutcome:
+    info = waited.info
+    output = strip_ansi(waited.tail).rstrip("\n") or "(no output yet)"
+    return ToolOutcome.ok(
+        f"{output}\n[Command still running after {timeout}s: moved to the background as "
+        f"{info.id} (pid {info.pid}) instead of being stopped. You will be notified when it "
+        f"finishes; use the process tool with process_id={info.id!r} to poll, log, wait or "
+        "kill it.]",
+        exit_code=None,
+        timed_out=True,
+        moved_to_background=True,
+        process_id=info.id,
+        pid=info.pid,
+        duration=time.monotonic() - started,
+        approval=verdict,
+    )

@@ -1,0 +1,235 @@
+"""``ProcessService``: typed calls to a session's process registry, each with a timeout.
+
+This is what tools get from their context (``ctx.service(ProcessService)``).
+Queries go to the registry; kill and stdin requests are routed to the
+process's watcher (the registry names it, then the watcher is called
+directly, so the registry never waits on a kill). Every failure is a
+``ProcessError`` whose text is fit for the model; a registry that does not
+answer is ``ProcessServiceUnavailable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import trio
+
+from actors import ActorExited, CallTimeout, MailboxFull
+
+from .config import ProcessConfig
+from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable
+from .messages import (
+    CloseStdin,
+    Kill,
+    ListAll,
+    Log,
+    Poll,
+    Route,
+    Routed,
+    Start,
+    StartSpec,
+    Wait,
+    Write,
+)
+from .state import LogResult, PollResult, ProcessInfo, WaitOutcome, WaitResult
+
+WAIT_MARGIN = 5.0
+"""Seconds a wait call may take beyond its own timeout before the call gives up."""
+
+
+class CallTarget(Protocol):
+    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+
+
+class ProcessService:
+    """A session's background processes, as tools use them.
+
+    ``timeout`` is the default of every call; ``start`` and ``kill`` default to
+    longer bounds derived from ``config`` (a start checkpoints to the store, a
+    kill may need the whole SIGTERM-grace-SIGKILL ladder).
+    """
+
+    def __init__(
+        self,
+        registry: CallTarget,
+        *,
+        timeout: float = 5.0,
+        config: ProcessConfig | None = None,
+    ) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self.registry = registry
+        self.timeout = float(timeout)
+        self.config = config or ProcessConfig()
+
+    @property
+    def start_timeout(self) -> float:
+        return self.timeout + self.config.store_timeout + 5.0
+
+    @property
+    def kill_timeout(self) -> float:
+        c = self.config
+        return c.kill_grace + 2 * c.kill_wait + c.drain_timeout + c.store_timeout + self.timeout
+
+    async def _call(self, target: CallTarget, message: Any, timeout: float | None) -> Any:
+        limit = self.timeout if timeout is None else timeout
+        try:
+            return await target.call(message, timeout=limit)
+        except CallTimeout as exc:
+            raise ProcessServiceUnavailable(
+                f"The process registry did not answer within {limit:g}s."
+            ) from exc
+        except ActorExited as exc:
+            raise ProcessServiceUnavailable(
+                f"The process registry is not running ({exc.reason.describe()})."
+            ) from exc
+        except MailboxFull as exc:
+            raise ProcessServiceUnavailable(f"The process registry is overloaded: {exc}") from exc
+
+    # -- start and queries ----------------------------------------------------------------
+
+    async def start(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        watch_patterns: tuple[str, ...] | list[str] = (),
+        notify_on_complete: bool = False,
+        close_stdin: bool = False,
+        timeout: float | None = None,
+    ) -> ProcessInfo:
+        """Start ``command`` in the background; returns at once with its id and pid."""
+        spec = StartSpec(
+            command=command,
+            cwd=str(cwd),
+            env=dict(env),
+            watch_patterns=tuple(watch_patterns),
+            notify_on_complete=notify_on_complete,
+            close_stdin=close_stdin,
+        )
+        info: ProcessInfo = await self._call(
+            self.registry, Start(spec), self.start_timeout if timeout is None else timeout
+        )
+        return info
+
+    async def list(self, *, timeout: float | None = None) -> list[ProcessInfo]:
+        """Every process the registry holds (running and recently finished), oldest first."""
+        infos: list[ProcessInfo] = await self._call(self.registry, ListAll(), timeout)
+        return infos
+
+    async def poll(self, process_id: str, *, timeout: float | None = None) -> PollResult:
+        """Status, exit code and the last 1,000 characters of output."""
+        result: PollResult = await self._call(self.registry, Poll(process_id), timeout)
+        return result
+
+    async def log(
+        self,
+        process_id: str,
+        offset: int | None = None,
+        limit: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> LogResult:
+        """A page of output from absolute ``offset`` (the last ``limit`` characters if None)."""
+        size = self.config.log_limit if limit is None else limit
+        result: LogResult = await self._call(self.registry, Log(process_id, offset, size), timeout)
+        return result
+
+    async def wait(
+        self, process_id: str, timeout: float, *, interrupt: trio.Event | None = None
+    ) -> WaitResult:
+        """Wait for the process to finish, at most ``timeout`` seconds (capped at ``wait_max``).
+
+        Returns early with ``WaitOutcome.INTERRUPTED`` when ``interrupt`` is set.
+        """
+        if interrupt is not None and interrupt.is_set():
+            return await self._interrupted(process_id)
+        bounded = min(max(timeout, 0.0), self.config.wait_max)
+        result: WaitResult | None = None
+        error: ProcessError | None = None
+
+        async def watch(event: trio.Event, scope: trio.CancelScope) -> None:
+            await event.wait()
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            if interrupt is not None:
+                nursery.start_soon(watch, interrupt, nursery.cancel_scope)
+            try:
+                result = await self._call(
+                    self.registry, Wait(process_id, bounded), bounded + WAIT_MARGIN
+                )
+            except ProcessError as exc:
+                error = exc  # raised bare below, not wrapped in the nursery's group
+            nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        if result is None:
+            return await self._interrupted(process_id)
+        return result
+
+    async def _interrupted(self, process_id: str) -> WaitResult:
+        polled = await self.poll(process_id)
+        return WaitResult(polled.info, polled.tail, WaitOutcome.INTERRUPTED)
+
+    # -- kill and stdin -------------------------------------------------------------------
+
+    async def _route(self, process_id: str, timeout: float | None) -> Routed:
+        routed: Routed = await self._call(self.registry, Route(process_id), timeout)
+        return routed
+
+    async def kill(self, process_id: str, *, timeout: float | None = None) -> ProcessInfo:
+        """SIGTERM the group, SIGKILL it after the grace, reap, verify; returns the final state.
+
+        A process that has already finished is left alone and its state returned.
+        """
+        routed = await self._route(process_id, None)
+        if routed.watcher is None:
+            return routed.info
+        limit = self.kill_timeout if timeout is None else timeout
+        try:
+            info: ProcessInfo = await routed.watcher.call(Kill(), timeout=limit)
+        except ActorExited:
+            return (await self.poll(process_id)).info  # it finished meanwhile
+        except CallTimeout as exc:
+            raise ProcessServiceUnavailable(
+                f"Killing {process_id} did not finish within {limit:g}s."
+            ) from exc
+        return info
+
+    async def _to_watcher(self, process_id: str, message: Any, timeout: float | None) -> Any:
+        routed = await self._route(process_id, timeout)
+        if routed.watcher is None:
+            raise ProcessNotRunning(
+                f"Background process {process_id} has finished "
+                f"({routed.info.status.value}); it takes no more input."
+            )
+        limit = self.timeout + self.config.write_timeout if timeout is None else timeout
+        try:
+            return await routed.watcher.call(message, timeout=limit)
+        except ActorExited as exc:
+            raise ProcessNotRunning(
+                f"Background process {process_id} has finished; it takes no more input."
+            ) from exc
+        except CallTimeout as exc:
+            raise ProcessServiceUnavailable(
+                f"Background process {process_id}'s watcher did not answer within {limit:g}s."
+            ) from exc
+
+    async def write(self, process_id: str, data: str, *, timeout: float | None = None) -> int:
+        """Write ``data`` (UTF-8) to the process's stdin; returns the bytes written."""
+        if not isinstance(data, str):
+            raise ProcessError(f"data must be a string, got {type(data).__name__}")
+        written: int = await self._to_watcher(process_id, Write(data.encode()), timeout)
+        return written
+
+    async def submit(self, process_id: str, data: str, *, timeout: float | None = None) -> int:
+        """``write`` plus a newline (answering a prompt)."""
+        return await self.write(process_id, data + "\n", timeout=timeout)
+
+    async def close_stdin(self, process_id: str, *, timeout: float | None = None) -> ProcessInfo:
+        """Close the process's stdin (it reads end-of-file)."""
+        info: ProcessInfo = await self._to_watcher(process_id, CloseStdin(), timeout)
+        return info

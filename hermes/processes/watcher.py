@@ -1,0 +1,413 @@
+"""``ProcessWatcher``: the actor that owns one background process group.
+
+It starts ``<shell> -c COMMAND`` in a new session (so a new process group
+whose id is the leader's pid), stdout and stderr merged into one pipe, stdin a
+pipe of its own. Its child ``Pump`` reads the output and waits for the exit;
+the watcher decodes the output into the process's ``OutputBuffer``, matches
+``watch_patterns`` line by line through its ``PatternLimiter``, serves kill
+and stdin requests, and tells its registry about pattern hits and its end.
+
+The end, in every case, leaves nothing of the group behind:
+
+- the leader exits: members it left in its group (``cmd &``) are killed, and
+  the watcher waits (at most ``drain_timeout``) for the pipe to close;
+- a kill request: ``kill_group`` (SIGTERM to the group, ``kill_grace``,
+  SIGKILL to the group, reap, verify through ``/proc``);
+- the watcher is stopped (its registry stops: session closed, daemon
+  shutdown) or crashes: the same kill in ``on_stop``, shielded and fitted to
+  whatever time the stop leaves (a hard stop shortens the grace).
+
+Each end is checkpointed in the store, and the watcher then stops itself; the
+registry keeps the final state (``ProcessState``) for the list.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import logging
+import math
+import shutil
+import subprocess
+from typing import Any
+
+import trio
+
+from actors import Actor, ActorRef, ExitReason, MailboxConfig, Overflow, Reply
+from hermes.tools.process import KillReport, enable_subreaper, kill_group
+
+from .checkpoint import Checkpoint
+from .config import ProcessConfig
+from .errors import ProcessError, ProcessNotRunning, StdinClosed
+from .limits import Disabled, PatternLimiter, Verdict
+from .lines import LineSplitter, clip, matching
+from .messages import (
+    CloseStdin,
+    DrainTimeout,
+    Exited,
+    Finished,
+    Kill,
+    Output,
+    OutputEnded,
+    PatternHit,
+    StartSpec,
+    Write,
+)
+from .procfs import exit_status, group_empty, live_members, reap_group, start_time
+from .pump import Pump, Run
+from .state import ProcessInfo, ProcessState, ProcessStatus
+
+log = logging.getLogger(__name__)
+
+
+class WatcherBase(Actor):
+    """What every watcher shares: errors as replies, the end, kill waiters, the budget."""
+
+    mailbox = MailboxConfig(capacity=64, overflow=Overflow.BLOCK)
+    shutdown_budget = 6.0  # the registry passes ProcessConfig.stop_budget
+
+    def __init__(
+        self, state: ProcessState, config: ProcessConfig, checkpoint: Checkpoint | None
+    ) -> None:
+        self.state = state
+        self.config = config
+        self.checkpoint = checkpoint
+        self.kill_requested = False
+        self.finalized = False
+        self.recorded = False
+        """The start is in the store (so the finish must be too)."""
+        self._kill_waiters: list[Reply] = []
+
+    async def receive(self, message: Any) -> Any:
+        try:
+            return await self.handle(message)
+        except ProcessError as exc:
+            if self.ctx.handling_call:
+                self.ctx.defer_reply().fail(exc)
+            else:
+                log.warning("process %s: %s", self.state.id, exc)
+            return None
+
+    async def handle(self, message: Any) -> Any:
+        raise NotImplementedError
+
+    async def _complete(self, status: ProcessStatus, exit_code: int | None) -> None:
+        """The process is over: answer kill waiters, tell the registry, record it, stop."""
+        if self.finalized:
+            return
+        self.finalized = True
+        self.state.finish(status, exit_code)
+        self._answer_kills()  # first: a killer that saw the end turns off the notice
+        parent = self.ctx.parent
+        if parent is not None:
+            await parent.cast(Finished(self.state.id))
+        # Recorded before the watcher stops, after the waiters are told: a crash in
+        # between leaves the row 'running', and recovery then marks it 'lost' (its pid
+        # is dead), never kills anything.
+        if self.checkpoint is not None and self.recorded:
+            await self.checkpoint.finished(self.state)
+        await self._stop_helpers()
+        self.ctx.stop()
+
+    async def _stop_helpers(self) -> None:
+        """Cancel helper children quietly before stopping (a brutal stop logs a warning)."""
+
+    def _await_kill(self) -> None:
+        self._kill_waiters.append(self.ctx.defer_reply())
+
+    def _answer_kills(self) -> None:
+        info = self.state.info()
+        waiters, self._kill_waiters = self._kill_waiters, []
+        for reply in waiters:
+            if reply.send(info) and info.finished:
+                self.state.exit_seen = True  # the killer saw the end: no completion notice
+
+    def _time_left(self) -> float:
+        """Seconds left in the current (stop) scope; the stop budget if unbounded."""
+        left = trio.current_effective_deadline() - trio.current_time()
+        return self.config.stop_budget if math.isinf(left) else max(left, 0.0)
+
+    async def _record_finish(self) -> None:
+        """Checkpoint the finish within what the stop scope leaves."""
+        if self.checkpoint is not None and self.recorded:
+            timeout = min(self.config.store_timeout, self._time_left() - 0.05)
+            if timeout > 0:
+                await self.checkpoint.finished(self.state, timeout=timeout)
+
+    def _note_kill(self, report: KillReport | None) -> None:
+        if report is not None and report.survivors:
+            self.state.note(f"processes {list(report.survivors)} could not be killed")
+
+
+@functools.lru_cache(maxsize=64)
+def _which(program: str, path: str | None) -> str:
+    """``program``'s full path on ``path`` (cached: a start should not stat the whole PATH)."""
+    return shutil.which(program, path=path) or program
+
+
+def _disabled_text(reason: Disabled, config: ProcessConfig) -> str:
+    if reason is Disabled.RATE:
+        return (
+            f"pattern watching was disabled: matches came faster than one notice per "
+            f"{config.pattern_interval:g}s for {config.pattern_strikes} windows in a row; "
+            "it will notify on completion instead"
+        )
+    return (
+        f"pattern watching stopped after {config.pattern_lifetime} notices; "
+        "it will notify on completion instead"
+    )
+
+
+class ProcessWatcher(WatcherBase):
+    """Starts and owns one process group (see the module docstring)."""
+
+    def __init__(
+        self,
+        state: ProcessState,
+        spec: StartSpec,
+        config: ProcessConfig,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        super().__init__(state, config, checkpoint)
+        self.spec = spec
+        self.process: trio.Process | None = None
+        self._stdin: trio.abc.SendStream | None = None
+        self._stdout: trio.abc.ReceiveStream | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._lines = LineSplitter(config.max_line)
+        self._limiter = PatternLimiter(
+            config.pattern_interval, config.pattern_strikes, config.pattern_lifetime
+        )
+        self._leader_done = False
+        self._eof = False
+        self._killed = False
+        """A kill request found the leader still running."""
+        self._pump: ActorRef | None = None
+        state.watching = bool(spec.watch_patterns)
+
+    # -- start -----------------------------------------------------------------------------
+
+    async def on_start(self) -> None:
+        enable_subreaper()
+        spec, config, state = self.spec, self.config, self.state
+        shell = _which(config.shell, spec.env.get("PATH"))
+        failed: OSError | None = None
+        async with trio.open_nursery() as nursery:
+            # The pump (and the host of this watcher's children) starts while the
+            # fork and exec run in trio's worker thread.
+            nursery.start_soon(self._spawn_pump)
+            try:
+                self.process = await trio.lowlevel.open_process(
+                    [shell, "-c", spec.command],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    cwd=spec.cwd,
+                    env=dict(spec.env),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                failed = exc  # raised bare below, not wrapped in the nursery's group
+        if failed is not None:
+            await self._stop_helpers()
+            raise failed
+        process = self.process
+        assert process is not None and self._pump is not None
+        self._stdin, self._stdout = process.stdin, process.stdout
+        assert self._stdout is not None
+        await self._pump.cast(Run(process, self._stdout))
+        state.pid = state.pgid = process.pid
+        # Readable until we reap it, even if it already exited: it is our child.
+        state.start_time = start_time(process.pid) or 0
+        if spec.close_stdin:
+            await self._close_stdin()
+        if self.checkpoint is not None:
+            await self.checkpoint.started(state)  # on failure on_stop kills it
+            self.recorded = True
+
+    async def _spawn_pump(self) -> None:
+        pump = Pump(self.ctx.self, self.config.read_chunk)
+        self._pump = await self.ctx.spawn(pump, name="pump", shutdown=0)
+
+    # -- messages --------------------------------------------------------------------------
+
+    async def handle(self, message: Any) -> Any:
+        if isinstance(message, Output):
+            await self._on_output(message.data)
+        elif isinstance(message, OutputEnded):
+            self._eof = True
+            if self._leader_done:
+                await self._end()
+        elif isinstance(message, Exited):
+            await self._on_exit()
+        elif isinstance(message, DrainTimeout):
+            await self._end()
+        elif isinstance(message, Kill):
+            return await self._kill()
+        elif isinstance(message, Write):
+            return await self._write(message.data)
+        elif isinstance(message, CloseStdin):
+            self._require_stdin()
+            await self._close_stdin()
+            return self.state.info()
+        else:
+            log.warning("process %s: unexpected %s", self.state.id, type(message).__name__)
+        return None
+
+    async def _stop_helpers(self) -> None:
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            await pump.kill()
+
+    async def _on_output(self, data: bytes) -> None:
+        text = self._decoder.decode(data)
+        if text:
+            await self._take(text)
+
+    async def _take(self, text: str, final: bool = False) -> None:
+        state = self.state
+        state.buffer.write(text)
+        if not state.watching:
+            return
+        lines = self._lines.feed(text)
+        if final:
+            lines += self._lines.flush()
+        hits = matching(lines, state.watch_patterns)
+        if hits:
+            await self._matched(hits)
+
+    async def _matched(self, hits: list[str]) -> None:
+        state, config = self.state, self.config
+        offer = self._limiter.offer(trio.current_time())
+        disabled = None
+        if offer.disabled is not None:
+            disabled = _disabled_text(offer.disabled, config)
+            state.watching = False
+            state.notify_on_complete = True
+            state.note(disabled)
+        if offer.verdict is Verdict.EMIT:
+            lines, more = clip(hits, config.event_lines, config.event_chars)
+            state.pattern_notices += 1
+            parent = self.ctx.parent
+            if parent is not None:
+                await parent.cast(PatternHit(state.id, lines, more, offer.suppressed, disabled))
+
+    async def _on_exit(self) -> None:
+        process = self.process
+        assert process is not None
+        pgid = self.state.pgid
+        if not group_empty(pgid):
+            if live_members(pgid):
+                report = await kill_group(
+                    process, grace=self.config.kill_grace, kill_wait=self.config.kill_wait
+                )
+                if not self.kill_requested:
+                    self.state.note("processes it left running in its group were stopped")
+                self._note_kill(report)
+            else:
+                reap_group(pgid)  # orphaned members that exited (we are their subreaper)
+        self._leader_done = True
+        if self._eof:
+            await self._end()
+        else:
+            # Something outside the group (setsid) may hold the pipe: do not wait forever.
+            self.ctx.send_after(self.config.drain_timeout, DrainTimeout())
+
+    async def _end(self) -> None:
+        if self.finalized:
+            return
+        tail = self._decoder.decode(b"", final=True)
+        if tail or self.state.watching:
+            await self._take(tail, final=True)
+        process = self.process
+        assert process is not None
+        status = ProcessStatus.KILLED if self._killed else ProcessStatus.EXITED
+        await self._complete(status, exit_status(process.returncode))
+
+    async def _kill(self) -> ProcessInfo | None:
+        if self.finalized:
+            return self.state.info()
+        self._await_kill()  # answered when the end has been recorded
+        if self.kill_requested:
+            return None
+        self.kill_requested = True
+        process = self.process
+        assert process is not None
+        self._killed = process.returncode is None
+        report = await kill_group(
+            process, grace=self.config.kill_grace, kill_wait=self.config.kill_wait
+        )
+        self._note_kill(report)
+        return None
+
+    # -- stdin -----------------------------------------------------------------------------
+
+    def _require_stdin(self) -> None:
+        if self.finalized or self._leader_done:
+            raise ProcessNotRunning(
+                f"Background process {self.state.id} has finished; it takes no more input."
+            )
+        if self._stdin is None or not self.state.stdin_open:
+            raise StdinClosed(f"The stdin of background process {self.state.id} is closed.")
+
+    async def _write(self, data: bytes) -> int:
+        self._require_stdin()
+        limit = self.config.max_write
+        if len(data) > limit:
+            raise ProcessError(
+                f"A write may carry at most {limit:,} bytes ({len(data):,} given); "
+                "split it into several writes."
+            )
+        stdin = self._stdin
+        assert stdin is not None
+        try:
+            with trio.fail_after(self.config.write_timeout):
+                await stdin.send_all(data)
+        except trio.TooSlowError:
+            await self._close_stdin()
+            raise StdinClosed(
+                f"Background process {self.state.id} did not read its input within "
+                f"{self.config.write_timeout:g}s, so its stdin was closed."
+            ) from None
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.state.stdin_open = False
+            raise StdinClosed(
+                f"Background process {self.state.id} closed its input; nothing more can be "
+                "written to it."
+            ) from None
+        return len(data)
+
+    async def _close_stdin(self) -> None:
+        stdin, self._stdin = self._stdin, None
+        self.state.stdin_open = False
+        if stdin is not None:
+            with trio.move_on_after(1.0, shield=True):
+                await stdin.aclose()
+
+    # -- stop ------------------------------------------------------------------------------
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        process = self.process
+        if process is not None and not self.finalized:
+            self.finalized = True
+            state = self.state
+            status = ProcessStatus.EXITED
+            if process.returncode is None or not group_empty(state.pgid):
+                left = self._time_left()
+                grace = min(self.config.kill_grace, left * 0.3)
+                wait = min(self.config.kill_wait, left * 0.3)
+                self._note_kill(await kill_group(process, grace=grace, kill_wait=wait))
+                status = ProcessStatus.KILLED
+            else:
+                reap_group(state.pgid)
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                state.buffer.write(tail)
+            state.finish(status, exit_status(process.returncode))
+            await self._record_finish()
+        self._answer_kills()
+        await self._close_stdin()
+        stdout, self._stdout = self._stdout, None
+        if stdout is not None:
+            with trio.move_on_after(1.0, shield=True):
+                await stdout.aclose()
