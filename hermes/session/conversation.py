@@ -26,7 +26,11 @@ from hermes.model.types import (
     ToolUseBlock,
     Usage,
 )
-from hermes.store import StoreClient
+from hermes.store import StoreClient, StoreError
+
+
+class ConversationRevoked(StoreError):
+    """A write through a ``Conversation`` its owner took back (see ``revoke``)."""
 
 
 class Conversation:
@@ -40,6 +44,27 @@ class Conversation:
         self.messages: list[Message] = list(messages)
         self.dirty = False
         """A write may have half-happened: ``resync()`` before trusting ``messages``."""
+        self.revoked: str | None = None
+        """Why this object may no longer write (see ``revoke``)."""
+
+    def revoke(self, reason: str) -> Conversation:
+        """Refuse every later write through this object; return a fresh one (dirty).
+
+        For a borrower that outlived its turn (reported unkillable, or left behind
+        by a crashed session): it may still try to settle, and must not write over
+        the next owner's transcript. Writes it queued before are in the store's
+        mailbox ahead of the next owner's reload, so the fresh one sees them.
+        """
+        self.revoked = reason
+        fresh = Conversation(self.store, self.session_id, self.messages)
+        fresh.dirty = True
+        return fresh
+
+    def _check_owner(self, op: str) -> None:
+        if self.revoked is not None:
+            raise ConversationRevoked(
+                op, f"the conversation was taken back ({self.revoked})", session_id=self.session_id
+            )
 
     @property
     def next_seq(self) -> int:
@@ -57,6 +82,7 @@ class Conversation:
     async def append(self, message: Message, *, usage: Usage | None = None) -> int:
         """Persist and keep ``message``; returns its seq."""
         seq = self.next_seq
+        self._check_owner("append")
         try:
             await self.store.append(self.session_id, message, expected_seq=seq, usage=usage)
         except BaseException:
@@ -68,6 +94,7 @@ class Conversation:
     async def replace_last(self, message: Message, *, usage: Usage | None = None) -> int:
         """Persist ``message`` in place of the last one; returns its seq."""
         seq = self.next_seq - 1
+        self._check_owner("replace_last")
         try:
             await self.store.replace_last(self.session_id, seq, message, usage=usage)
         except BaseException:
@@ -85,6 +112,7 @@ class Conversation:
 
     async def truncate(self, keep: int) -> int:
         """Drop the messages from seq ``keep`` on; returns how many went."""
+        self._check_owner("truncate")
         try:
             removed = await self.store.truncate(self.session_id, keep)
         except BaseException:

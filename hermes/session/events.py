@@ -126,6 +126,15 @@ class InputQueued:
 
 
 @attrs.frozen(slots=True)
+class ProcessNoticed:
+    """A background process reported (pattern match, completion, breaker); ``text`` is the input."""
+
+    kind: str
+    process_id: str | None
+    text: str
+
+
+@attrs.frozen(slots=True)
 class UsageUpdated:
     turn: int
     usage: Usage

@@ -19,14 +19,27 @@ synthetic one, so the next request is valid.
 from __future__ import annotations
 
 import datetime
+import logging
 from collections import deque
 from collections.abc import Mapping
 
 import attrs
 import trio
 
-from actors import Actor, ActorRef, Down, MailboxConfig, MonitorRef, Overflow, Reply
+from actors import (
+    Actor,
+    ActorRef,
+    Down,
+    Exit,
+    ExitReason,
+    MailboxConfig,
+    MailboxFull,
+    MonitorRef,
+    Overflow,
+    Reply,
+)
 from hermes.model import Message, ModelClient, TextBlock, Usage
+from hermes.processes import ProcessConfig, ProcessNotice, ProcessService, spawn_process_registry
 from hermes.store import SessionNotFound, StoreClient, StoreError
 from hermes.tools import ApprovalSession, ToolContext, ToolRegistry
 
@@ -60,6 +73,8 @@ from .messages import (
 from .prompt import PromptParts, build_system_prompt
 from .turn import StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
 
+log = logging.getLogger(__name__)
+
 
 @attrs.frozen(slots=True, kw_only=True)
 class SessionDeps:
@@ -72,6 +87,8 @@ class SessionDeps:
     """Environment the tools' children start from (default: the daemon's), minus secrets."""
     allowlist: frozenset[str] = frozenset()
     """Dangerous-command keys approved *always* (from the config)."""
+    processes: ProcessConfig = attrs.field(factory=ProcessConfig)
+    """Limits of each session's background-process registry."""
 
 
 @attrs.frozen(slots=True)
@@ -102,6 +119,7 @@ class SessionActor(Actor):
 
     trap_exits = True  # a crashed turn is handled here, not propagated
     mailbox = MailboxConfig(capacity=256, overflow=Overflow.FAIL)
+    shutdown_budget = 12.0  # the process registry may need ~1-6 s to kill its groups
 
     def __init__(
         self,
@@ -150,9 +168,11 @@ class SessionActor(Actor):
         self.hub = self._given_hub or ev.EventHub(self.session_id)
         self.approvals = ApprovalBroker(self.hub, self.config.approval_timeout)
         self.system_prompt = self._build_system_prompt()
+        self.processes = await self._start_processes()
         self.tools_ctx = ToolContext.create(
             self.config.cwd,
             self.config.spill_dir,
+            services={ProcessService: self.processes},
             environ=self.deps.environ,
             approvals=ApprovalSession(
                 yolo=self.config.yolo,
@@ -160,6 +180,54 @@ class SessionActor(Actor):
                 allowlist=set(self.deps.allowlist),
             ),
         )
+
+    async def _start_processes(self) -> ProcessService:
+        """The session's process registry (it adopts processes a crashed daemon left)."""
+        assert self.session_id is not None
+        return await spawn_process_registry(
+            self.ctx,
+            self.session_id,
+            self._on_process_notice,
+            store=self.deps.store,
+            config=self.deps.processes,
+        )
+
+    def _on_process_notice(self, notice: ProcessNotice) -> None:
+        """Called in the registry's task: hand the notice to our own mailbox."""
+        try:
+            self.ctx.self.cast_nowait(notice)
+        except MailboxFull:
+            log.warning(
+                "session %s: mailbox full, process notice lost: %s", self.session_id, notice.text
+            )
+
+    async def _process_notice(self, notice: ProcessNotice) -> None:
+        """New input from a background process: steer or queue when busy, else a new turn.
+
+        A notice never interrupts or rolls back a turn, and is never refused: with
+        busy mode ``steer`` it goes into the running turn, otherwise it waits its turn.
+        """
+        self.hub.publish(ev.ProcessNoticed(notice.kind.value, notice.process_id, notice.text))
+        if self._closed:
+            return
+        running = self._running
+        if running is None:
+            await self._start_turn(_Input(notice.text))
+            return
+        if self.config.busy_mode is BusyMode.STEER:
+            try:
+                running.controls.steer(notice.text)
+                return
+            except QueueFull:
+                pass
+        if len(self._queue) >= self.config.queue_limit:
+            log.warning(
+                "session %s: input queue full, process notice lost: %s",
+                self.session_id,
+                notice.text,
+            )
+            return
+        self._enqueue(_Input(notice.text))
 
     def _build_system_prompt(self) -> tuple[TextBlock, ...]:
         config = self.config
@@ -179,9 +247,32 @@ class SessionActor(Actor):
             )
         )
 
+    async def on_stop(self, reason: ExitReason) -> None:
+        # A turn left running (reported unkillable) must not write once the next
+        # incarnation owns the transcript. No await: the stop hook may be out of time.
+        conversation: Conversation | None = getattr(self, "conversation", None)
+        if conversation is not None:
+            conversation.revoke(f"session stopped: {reason.describe()}")
+
     # -- the mailbox ---------------------------------------------------------------------
 
     async def receive(self, message: object) -> object:
+        if isinstance(message, ProcessNotice):
+            await self._process_notice(message)
+            return None
+        if isinstance(message, Exit):
+            if message.actor == self.processes.registry and not self._closed:
+                log.warning(
+                    "session %s: process registry exited (%s); restarting it",
+                    self.session_id,
+                    message.reason.describe(),
+                )
+                self.processes = await self._start_processes()
+                self.tools_ctx = attrs.evolve(
+                    self.tools_ctx,
+                    services={**self.tools_ctx.services, ProcessService: self.processes},
+                )
+            return None
         if isinstance(message, Down):
             running = self._running
             if running is not None and message.monitor == running.monitor:
@@ -331,9 +422,13 @@ class SessionActor(Actor):
         self.ctx.demonitor(running.monitor, flush=True)
         actor = running.actor
         result = actor.outcome
+        if running.ref.is_alive:
+            # Reported unkillable: it may still settle, and must not write over the
+            # transcript the session carries on with.
+            self.conversation = self.conversation.revoke(f"turn {actor.number} outlived its stop")
         if result is None:
             exit_reason = running.ref.exit_reason
-            why = exit_reason.describe() if exit_reason is not None else "unknown"
+            why = exit_reason.describe() if exit_reason is not None else "it did not exit in time"
             result = TurnResult(actor.number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
         self.usage = self.usage + result.usage
         with trio.CancelScope(shield=True) as scope:
@@ -389,6 +484,9 @@ class SessionActor(Actor):
     async def _close(self, reason: str) -> Cancelled:
         cancelled = await self._cancel(f"the session was closed ({reason})")
         self._closed = True
+        registry = self.processes.registry
+        if isinstance(registry, ActorRef):
+            await registry.stop()  # every process group it owns is killed and reaped first
         await self.deps.store.end_session(self.conversation.session_id, reason)
         self.ctx.stop()
         return cancelled

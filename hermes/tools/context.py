@@ -6,7 +6,7 @@ and can pause the call's deadline while a person is asked for approval.
 
 Services that later tools need (the background-process registry, the subagent
 spawner, the memory store) travel in ``services``, keyed by their type, so the
-context does not grow a field per feature: ``ctx.service(ProcessRegistry)``.
+context does not grow a field per feature: ``ctx.service(ProcessService)``.
 """
 
 from __future__ import annotations
