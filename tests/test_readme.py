@@ -38,3 +38,20 @@ def test_readme_supervision_example_runs(tmp_path: Path) -> None:
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text()
     assert "make run" in text and "make test" in text
+
+
+def test_readme_session_example_runs(tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    session = [b for b in blocks if "start_session" in b]
+    assert session, "README lost its session example"
+    script = tmp_path / "session.py"
+    script.write_text(session[0])
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = out.stdout.splitlines()
+    assert lines[0] == "completed after 1 tool step"
+    assert lines[1] == str(
+        ["TurnStarted", "ToolStarted", "ToolOutput", "ToolCompleted", "TurnCompleted"]
+    )
+    assert lines[2] == str(["user", "assistant", "user", "assistant"])
