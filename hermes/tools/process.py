@@ -12,7 +12,8 @@ It ends in one of four ways, and in each the whole group is gone afterwards:
 - the timeout fires: the group is killed, ``timed_out`` is set;
 - ``interrupt`` is set: the group is killed, ``interrupted`` is set;
 - the caller's scope is cancelled: the group is killed in a shielded,
-  time-bounded cleanup and ``trio.Cancelled`` propagates.
+  time-bounded cleanup (SIGKILL after a short ``cancel_grace``, 0.2 s) and
+  ``trio.Cancelled`` propagates.
 
 Killing a group (``kill_group``) is: SIGTERM to the group, wait up to ``grace``
 for its members to exit, SIGKILL to the group, reap the leader, reap members
@@ -239,10 +240,14 @@ async def run_command(
     capture: OutputCapture | None = None,
     on_output: Callable[[OutputCapture], None] | None = None,
     grace: float = 1.0,
+    cancel_grace: float = 0.2,
     drain_timeout: float = 1.0,
 ) -> CommandResult:
     """Run ``argv`` in its own process group (see the module docstring).
 
+    ``grace`` is the SIGTERM-to-SIGKILL wait after a timeout or an interrupt;
+    ``cancel_grace`` the shorter one when the caller is cancelled (a hard stop
+    means now, and its cleanup must fit in the runtime's kill grace).
     ``on_output`` is called after every chunk read (it must not block).
     Raises ``OSError`` when the program cannot be started.
     """
@@ -300,8 +305,8 @@ async def run_command(
             nursery.cancel_scope.cancel()
     except BaseException:
         if process.returncode is None or _live(pgid):
-            with trio.move_on_after(grace + 5.0, shield=True):
-                await kill_group(process, grace=grace)
+            with trio.move_on_after(cancel_grace + 5.0, shield=True):
+                await kill_group(process, grace=cancel_grace)
         raise
     finally:
         with trio.move_on_after(1.0, shield=True):
