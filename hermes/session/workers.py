@@ -39,7 +39,10 @@ class ToolWorker(Actor):
         if not isinstance(message, RunCall):
             raise TypeError(f"a tool worker runs RunCall messages, not {type(message).__name__}")
         self.ctx.beat(f"running {message.prepared.call.name}")
-        return await self.registry.invoke(message.prepared, message.ctx)
+        try:
+            return await self.registry.invoke(message.prepared, message.ctx)
+        finally:
+            self.ctx.stop()  # one call per worker: exit as soon as the reply is out
 
 
 def worker_name(call_id: str) -> str:
@@ -53,8 +56,10 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
     async def invoke(prepared: PreparedCall, ctx: ToolContext) -> ToolOutcome:
         call = prepared.call
         ref = await spawner.spawn(ToolWorker(registry), name=worker_name(call.id))
+        answered = False
         try:
             outcome: ToolOutcome = await ref.call(RunCall(prepared, ctx), timeout=math.inf)
+            answered = True  # the worker stops by itself after replying
             return outcome
         except ActorExited as exc:
             return ToolOutcome.error(
@@ -64,7 +69,7 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
                 reason="worker_stopped",
             )
         finally:
-            if ref.is_alive:
+            if not answered and ref.is_alive:  # cut short (deadline, cancel): stop the tool now
                 with trio.CancelScope(shield=True):
                     await ref.kill()
 

@@ -757,7 +757,7 @@ async def test_restart_closes_tool_uses_a_hard_crash_left_open(tmp_path: Path) -
 
 
 STUBBORN = "trap '' TERM; echo ready; sleep 1"
-"""Ignores SIGTERM: the terminal's kill waits its 1 s grace, then SIGKILLs."""
+"""Ignores SIGTERM: a cancelled terminal waits its 0.2 s cancel grace, then SIGKILLs."""
 
 
 @pytest.mark.parametrize("stop", ["cancel", "rollback", "crash_session"])
@@ -765,15 +765,16 @@ async def test_a_turn_that_outlives_its_stop_cannot_write(tmp_path: Path, stop: 
     """Found with ``test_history_stays_valid``'s actions (``[Prompt('stubborn'),
     Pause(0.05), Prompt('slow_text', 'rollback')]``; its random search also hit
     ``[Steer(), Prompt('stubborn', 'queue'), Redirect(), CrashSession('now')]``): a turn
-    reported unkillable (here: kill grace 0.5 s, a command that ignores SIGTERM for
-    1 s; at the defaults it happens under load) went on settling
+    reported unkillable (here: kill grace 0.1 s, shorter than the terminal's 0.2 s
+    cancel grace for a command that ignores SIGTERM; before that grace was cut from
+    1 s, the defaults did it under load) went on settling
     on the conversation the session had taken back, racing the session's repair and
     the next turn (a refused write, a dirty idle session, or the next prompt replaced
     by the old turn's results; after a session crash, the restart's repair refused as
     stale). Now its writes are refused before reaching the store. Without the fix the
     store refuses a write in the rollback and crash cases every time; the cancel
     case's race is narrow, so each case also checks the fence itself."""
-    async with open_world(tmp_path, kill_grace=0.5) as world:
+    async with open_world(tmp_path, kill_grace=0.1) as world:
         with world.system.events.subscribe(1000) as events, world.handle.subscribe() as sub:
             world.fake.enqueue(
                 Reply.of("stubborn", ToolUse("terminal", {"command": STUBBORN}, id="toolu_st"))
