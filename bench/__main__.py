@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-BENCHMARKS = ("runtime", "supervision", "model", "session", "processes")
+BENCHMARKS = ("runtime", "supervision", "model", "session", "processes", "subagents")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import session
 
         return session.main(args.json, args.quick, args.reps)
+    if args.name == "subagents":
+        from . import subagents
+
+        return subagents.main(args.json, args.quick, args.reps)
     if args.name == "processes":
         from . import processes
 

@@ -10,11 +10,13 @@
 | ``conversation.py`` | ``Conversation``: the transcript in memory and in the store, in step |
 | ``events.py`` | typed session events and their bounded fan-out |
 | ``approvals.py`` | approval requests from tools to attached surfaces |
+| ``children.py`` | ``ChildHost``: the hook that hosts subagents (``hermes.subagents``) |
 | ``handle.py`` | ``SessionHandle`` and ``start_session`` |
 | ``messages.py`` / ``errors.py`` | the mailbox's messages; refusals |
 | ``prompt.py`` / ``guards.py`` | the three-tier system prompt; loop guardrails |
 """
 
+from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
 from .control import TurnControls
 from .conversation import Conversation, open_tool_uses
@@ -30,7 +32,20 @@ from .errors import (
 from .events import EventHub, SessionEvent, Subscriber
 from .guards import RepeatCheck, RepeatGuard, UnknownToolStreak, Verdict
 from .handle import SessionHandle, start_session
-from .messages import Accepted, SessionState
+from .messages import (
+    Accepted,
+    Cancel,
+    Close,
+    Interrupt,
+    ListSubagents,
+    MachineInput,
+    Prompt,
+    Refused,
+    SessionState,
+    Steer,
+    SteerSubagent,
+    StopSubagent,
+)
 from .prompt import PromptParts, build_system_prompt, find_context_file
 from .session import Cancelled, SessionActor, SessionDeps
 from .turn import TurnActor, TurnEnd, TurnResult
@@ -39,13 +54,23 @@ from .workers import ToolWorker
 __all__ = [
     "Accepted",
     "BusyMode",
+    "Cancel",
     "Cancelled",
+    "ChildHost",
+    "ChildOwner",
+    "Close",
     "Conversation",
     "EventHub",
+    "HostedChildren",
+    "Interrupt",
     "InvalidInput",
+    "ListSubagents",
+    "MachineInput",
     "NoTurnRunning",
+    "Prompt",
     "PromptParts",
     "QueueFull",
+    "Refused",
     "RepeatCheck",
     "RepeatGuard",
     "SessionActor",
@@ -57,6 +82,9 @@ __all__ = [
     "SessionEvent",
     "SessionHandle",
     "SessionState",
+    "Steer",
+    "SteerSubagent",
+    "StopSubagent",
     "Subscriber",
     "ToolWorker",
     "TurnActor",

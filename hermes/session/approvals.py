@@ -29,16 +29,18 @@ class _Pending:
 class ApprovalBroker:
     """Pending approval requests of one session, by id."""
 
-    def __init__(self, hub: EventHub, timeout: float) -> None:
+    def __init__(self, hub: EventHub, timeout: float, *, unattended: bool = False) -> None:
         self.hub = hub
         self.timeout = timeout
+        self.unattended = unattended
+        """Nobody may answer (a subagent): the tools always get no callback."""
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
         self.turn = 0
 
     def callback(self) -> ApprovalCallback | None:
         """What the tools get: ``None`` (unattended) when no approver is attached."""
-        return self.ask if self.hub.approvers else None
+        return self.ask if self.hub.approvers and not self.unattended else None
 
     async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
         self._next_id += 1

@@ -82,3 +82,7 @@ class SessionConfig:
     steer_capacity: int = attrs.field(default=64, validator=_count)
     """Control messages (steer, redirect, interrupt) waiting for the running turn."""
     load_context_files: bool = True
+    context_window: int = attrs.field(default=200_000, validator=_count)
+    """Tokens the model's context holds (subagent summaries are sized against what is left)."""
+    unattended: bool = False
+    """No person answers approvals here (a subagent): dangerous commands are denied."""

@@ -31,6 +31,8 @@ class TurnControls:
         """Set by the turn while a model request is in flight."""
         self.holds = 0
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
+        self.context_used = 0
+        """Tokens of the context as of the latest reply (prompt, cache and output)."""
 
     def steer(self, text: str) -> None:
         if len(self.steers) + len(self.redirects) >= self.capacity:

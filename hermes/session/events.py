@@ -9,7 +9,7 @@ count, as soon as it has room again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -135,6 +135,19 @@ class ProcessNoticed:
 
 
 @attrs.frozen(slots=True)
+class InputNoticed:
+    """Input from the machine (not a person) arrived: ``source`` says which part sent it.
+
+    Background processes publish ``ProcessNoticed`` instead; everything else that
+    pushes input into a session (finished background delegations...) uses this.
+    """
+
+    source: str
+    key: str | None
+    text: str
+
+
+@attrs.frozen(slots=True)
 class UsageUpdated:
     turn: int
     usage: Usage
@@ -218,13 +231,27 @@ class Subscriber:
         self._send.close()
 
 
+Observer = Callable[[SessionEvent], None]
+"""Called synchronously with every published event; must not block or raise."""
+
+
 class EventHub:
-    """Numbers a session's events and offers each to every subscriber; never blocks."""
+    """Numbers a session's events and offers each to every subscriber; never blocks.
+
+    Observers (``observe``) are called in line with every event, before the
+    subscribers: a parent's subagent supervisor tracks a child's progress this
+    way without a task or a buffer per child.
+    """
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.seq = 0
         self._subscribers: list[Subscriber] = []
+        self._observers: list[Observer] = []
+
+    def observe(self, observer: Observer) -> None:
+        """Call ``observer(event)`` for every event published from now on."""
+        self._observers.append(observer)
 
     @contextmanager
     def subscribe(self, capacity: int = 1000, *, approvals: bool = False) -> Iterator[Subscriber]:
@@ -252,6 +279,8 @@ class EventHub:
     def publish(self, payload: Any) -> SessionEvent:
         self.seq += 1
         event = SessionEvent(self.session_id, self.seq, payload)
+        for observer in self._observers:
+            observer(event)
         for sub in self._subscribers:
             sub.offer(event)
         return event

@@ -24,12 +24,15 @@ from .messages import (
     GetHub,
     GetState,
     Interrupt,
+    ListSubagents,
     Prompt,
     Redirect,
     Refused,
     RespondApproval,
     SessionState,
     Steer,
+    SteerSubagent,
+    StopSubagent,
 )
 from .session import Cancelled, SessionActor, SessionDeps
 from .turn import TurnResult
@@ -115,6 +118,27 @@ class SessionHandle:
     async def close(self, reason: str = "closed", *, timeout: float | None = None) -> Cancelled:
         cancelled: Cancelled = await self._call(Close(reason), timeout)
         return cancelled
+
+    async def list_subagents(self, *, timeout: float | None = None) -> Any:
+        """This session's subagents: running, queued and recently finished."""
+        return await self._call(ListSubagents(), timeout)
+
+    async def steer_subagent(
+        self, subagent_id: str, text: str, *, timeout: float | None = None
+    ) -> Accepted:
+        """Steer one of this session's subagents (only its owner may: ids are per session)."""
+        accepted: Accepted = await self._call(SteerSubagent(subagent_id, text), timeout)
+        return accepted
+
+    async def stop_subagent(
+        self,
+        subagent_id: str,
+        reason: str = "stopped by its owner",
+        *,
+        timeout: float | None = None,
+    ) -> Any:
+        """Stop one subagent and its whole subtree; returns its result once it is gone."""
+        return await self._call(StopSubagent(subagent_id, reason), timeout)
 
     @contextmanager
     def subscribe(self, capacity: int = 1000, *, approvals: bool = False) -> Iterator[Subscriber]:

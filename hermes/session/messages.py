@@ -6,6 +6,8 @@ Refusals travel back as ``Refused`` values and are raised in the caller by
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import attrs
 
 from hermes.model.types import Usage
@@ -62,6 +64,43 @@ class GetHub:
 @attrs.frozen(slots=True)
 class Close:
     reason: str = "closed"
+
+
+@attrs.frozen(slots=True)
+class MachineInput:
+    """Input pushed by a part of the daemon (a finished background delegation...).
+
+    Travels the road of process notices: never interrupts, rolls back or gets
+    refused; starts a turn when idle, else waits (or steers, in busy mode
+    ``steer``). ``event`` is published as it arrives; ``on_delivered`` is awaited
+    (bounded, failures logged) once the text was handed to a turn.
+    """
+
+    source: str
+    text: str
+    event: object | None = None
+    on_delivered: Callable[[], Awaitable[None]] | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen(slots=True)
+class ListSubagents:
+    """Answered with the session's subagents (running, queued and recently finished)."""
+
+
+@attrs.frozen(slots=True)
+class SteerSubagent:
+    """Steer one of this session's subagents by id."""
+
+    subagent_id: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class StopSubagent:
+    """Stop one of this session's subagents by id (its whole subtree is cancelled)."""
+
+    subagent_id: str
+    reason: str = "stopped by its owner"
 
 
 @attrs.frozen(slots=True)

@@ -9,7 +9,12 @@ cancel, approval answers and new prompts are handled at once:
 - **steer / redirect / interrupt** go to the turn's ``TurnControls``;
 - **cancel** kills the turn (its scope is cancelled; it settles the transcript
   in a shielded step) and answers once the session is idle and persisted;
-- **a new prompt** follows the busy mode (``config.BusyMode``).
+- **a new prompt** follows the busy mode (``config.BusyMode``);
+- **input from the machine** (process notices, finished background
+  delegations: ``MachineInput``) starts a turn when idle, else waits;
+- **subagent verbs** (list, steer, stop one by id) go to the children's
+  supervisor (``children.py``), which also gets soft interrupts and, after a
+  hard cancel, stops every child before the cancel returns.
 
 On start the session creates its row in the store, or resumes it: the
 transcript is loaded, and tool calls left without a result by a crash get a
@@ -28,7 +33,9 @@ import trio
 
 from actors import (
     Actor,
+    ActorExited,
     ActorRef,
+    CallTimeout,
     Down,
     Exit,
     ExitReason,
@@ -45,6 +52,7 @@ from hermes.tools import ApprovalSession, ToolContext, ToolRegistry
 
 from . import events as ev
 from .approvals import ApprovalBroker
+from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
 from .control import TurnControls
 from .conversation import Conversation
@@ -63,12 +71,16 @@ from .messages import (
     GetHub,
     GetState,
     Interrupt,
+    ListSubagents,
+    MachineInput,
     Prompt,
     Redirect,
     Refused,
     RespondApproval,
     SessionState,
     Steer,
+    SteerSubagent,
+    StopSubagent,
 )
 from .prompt import PromptParts, build_system_prompt
 from .turn import StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
@@ -89,6 +101,8 @@ class SessionDeps:
     """Dangerous-command keys approved *always* (from the config)."""
     processes: ProcessConfig = attrs.field(factory=ProcessConfig)
     """Limits of each session's background-process registry."""
+    subagents: ChildHost | None = None
+    """Hosts this session's subagents (``hermes.subagents``); None: it cannot delegate."""
 
 
 @attrs.frozen(slots=True)
@@ -103,6 +117,8 @@ class Cancelled:
 class _Input:
     text: str
     waiter: Reply | None = None
+    delivered: MachineInput | None = None
+    """Machine input whose ``on_delivered`` runs once a turn took the text."""
 
 
 @attrs.define(slots=True)
@@ -112,6 +128,10 @@ class _Running:
     monitor: MonitorRef
     controls: TurnControls
     waiters: list[Reply]
+
+
+CHILDREN_TIMEOUT = 30.0
+"""Bound on a call to the children's supervisor (stopping every child included)."""
 
 
 class SessionActor(Actor):
@@ -140,6 +160,9 @@ class SessionActor(Actor):
         self._running: _Running | None = None
         self._queue: deque[_Input] = deque()
         self._closed = False
+        self.children: HostedChildren | None = None
+        self.context_used = 0
+        """Tokens of the context as of the latest reply (see ``TurnControls.context_used``)."""
 
     # -- start ---------------------------------------------------------------------------
 
@@ -166,7 +189,9 @@ class SessionActor(Actor):
         self.conversation = Conversation(store, self.session_id, messages)
         await self.conversation.close_open_uses("the session restarted while it was running")
         self.hub = self._given_hub or ev.EventHub(self.session_id)
-        self.approvals = ApprovalBroker(self.hub, self.config.approval_timeout)
+        self.approvals = ApprovalBroker(
+            self.hub, self.config.approval_timeout, unattended=self.config.unattended
+        )
         self.system_prompt = self._build_system_prompt()
         self.processes = await self._start_processes()
         self.tools_ctx = ToolContext.create(
@@ -180,6 +205,27 @@ class SessionActor(Actor):
                 allowlist=set(self.deps.allowlist),
             ),
         )
+        await self._start_children()
+
+    async def _start_children(self) -> None:
+        """The subagents' supervisor, if this session hosts any; its services go to the tools."""
+        host = self.deps.subagents
+        if host is None:
+            return
+        assert self.session_id is not None
+        owner = ChildOwner(
+            self.session_id, self.config, self.deps, self.hub, self._remaining_context
+        )
+        self.children = await host.start(self.ctx, owner)
+        if self.children is not None:
+            self.tools_ctx = attrs.evolve(
+                self.tools_ctx, services={**self.tools_ctx.services, **self.children.services}
+            )
+
+    def _remaining_context(self) -> int:
+        running = self._running
+        used = running.controls.context_used if running is not None else self.context_used
+        return max(0, self.config.context_window - used)
 
     async def _start_processes(self) -> ProcessService:
         """The session's process registry (it adopts processes a crashed daemon left)."""
@@ -201,33 +247,53 @@ class SessionActor(Actor):
                 "session %s: mailbox full, process notice lost: %s", self.session_id, notice.text
             )
 
-    async def _process_notice(self, notice: ProcessNotice) -> None:
-        """New input from a background process: steer or queue when busy, else a new turn.
+    async def _machine_input(self, item: MachineInput) -> None:
+        """Input from the machine (a process notice, a background delegation's result).
 
-        A notice never interrupts or rolls back a turn, and is never refused: with
-        busy mode ``steer`` it goes into the running turn, otherwise it waits its turn.
+        It never interrupts or rolls back a turn, and is never refused: when idle
+        it starts a turn; with busy mode ``steer`` it goes into the running turn;
+        otherwise it waits its turn in the queue.
         """
-        self.hub.publish(ev.ProcessNoticed(notice.kind.value, notice.process_id, notice.text))
+        if item.event is not None:
+            self.hub.publish(item.event)
         if self._closed:
             return
         running = self._running
         if running is None:
-            await self._start_turn(_Input(notice.text))
+            await self._start_turn(_Input(item.text, delivered=item))
             return
         if self.config.busy_mode is BusyMode.STEER:
             try:
-                running.controls.steer(notice.text)
-                return
+                running.controls.steer(item.text)
             except QueueFull:
                 pass
+            else:
+                await self._delivered(item)
+                return
         if len(self._queue) >= self.config.queue_limit:
             log.warning(
-                "session %s: input queue full, process notice lost: %s",
+                "session %s: input queue full, %s input lost: %s",
                 self.session_id,
-                notice.text,
+                item.source,
+                item.text,
             )
             return
-        self._enqueue(_Input(notice.text))
+        self._enqueue(_Input(item.text, delivered=item))
+
+    async def _delivered(self, item: MachineInput | None) -> None:
+        """Run a machine input's delivery hook (bounded; a failure is only logged)."""
+        if item is None or item.on_delivered is None:
+            return
+        with trio.move_on_after(self.config.store_timeout):
+            try:
+                await item.on_delivered()
+            except (StoreError, SessionError) as error:
+                log.warning(
+                    "session %s: could not record delivery of %s input: %s",
+                    self.session_id,
+                    item.source,
+                    error,
+                )
 
     def _build_system_prompt(self) -> tuple[TextBlock, ...]:
         config = self.config
@@ -258,9 +324,23 @@ class SessionActor(Actor):
 
     async def receive(self, message: object) -> object:
         if isinstance(message, ProcessNotice):
-            await self._process_notice(message)
+            event = ev.ProcessNoticed(message.kind.value, message.process_id, message.text)
+            await self._machine_input(MachineInput("process", message.text, event))
+            return None
+        if isinstance(message, MachineInput):
+            await self._machine_input(message)
             return None
         if isinstance(message, Exit):
+            children = self.children
+            if children is not None and message.actor == children.ref:
+                if not self._closed:
+                    log.warning(
+                        "session %s: subagent supervisor exited (%s); restarting it",
+                        self.session_id,
+                        message.reason.describe(),
+                    )
+                    await self._start_children()
+                return None
             if message.actor == self.processes.registry and not self._closed:
                 log.warning(
                     "session %s: process registry exited (%s); restarting it",
@@ -291,6 +371,8 @@ class SessionActor(Actor):
         if isinstance(message, RespondApproval):
             self.approvals.respond(message.request_id, message.choice)
             return None
+        if isinstance(message, ListSubagents | SteerSubagent | StopSubagent):
+            return await self._to_children(message)
         if self._closed:
             raise SessionClosed(f"session {self.session_id} is closed")
         if isinstance(message, Prompt):
@@ -372,10 +454,40 @@ class SessionActor(Actor):
         return Accepted("redirected" if redirected else "steered", self.turn_number)
 
     def _interrupt(self, reason: str) -> Accepted:
+        children = self.children
+        if children is not None:
+            try:
+                children.ref.cast_nowait(Interrupt(reason))  # forwarded to running children
+            except MailboxFull:
+                log.warning(
+                    "session %s: subagent supervisor busy, interrupt not forwarded", self.session_id
+                )
+            if self._running is None:
+                return Accepted("interrupting_subagents", None)
         running = self._require_turn("interrupt")
         running.controls.soft_interrupt(reason)
         self.approvals.deny_all()
         return Accepted("interrupting", self.turn_number)
+
+    async def _to_children(self, message: object) -> object:
+        """Forward a subagent verb to the children's supervisor; relay its answer."""
+        children = self.children
+        if children is None:
+            raise InvalidInput(f"session {self.session_id} has no subagents")
+        try:
+            return await children.ref.call(message, timeout=CHILDREN_TIMEOUT)
+        except (ActorExited, CallTimeout) as error:
+            raise SessionError(f"the subagent supervisor did not answer: {error}") from error
+
+    async def _stop_children(self, reason: str) -> None:
+        """Hard-stop every child (inline and background); returns when all are gone."""
+        children = self.children
+        if children is None or not children.ref.is_alive:
+            return
+        try:
+            await children.ref.call(Cancel(reason), timeout=CHILDREN_TIMEOUT)
+        except (ActorExited, CallTimeout) as error:
+            log.warning("session %s: stopping subagents failed: %s", self.session_id, error)
 
     def _require_turn(self, verb: str) -> _Running:
         if self._running is None:
@@ -403,6 +515,7 @@ class SessionActor(Actor):
         waiters = [item.waiter] if item.waiter is not None else []
         self._running = _Running(actor, ref, monitor, controls, waiters)
         await ref.cast(StartTurn())
+        await self._delivered(item.delivered)
         return number
 
     async def _stop_turn(self, reason: str, *, rollback: bool = False) -> TurnResult | None:
@@ -431,6 +544,7 @@ class SessionActor(Actor):
             why = exit_reason.describe() if exit_reason is not None else "it did not exit in time"
             result = TurnResult(actor.number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
         self.usage = self.usage + result.usage
+        self.context_used = running.controls.context_used or self.context_used
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.store_timeout
             result = await self._repair(actor, result, rollback)
@@ -474,6 +588,7 @@ class SessionActor(Actor):
 
     async def _cancel(self, reason: str) -> Cancelled:
         result = await self._stop_turn(reason)
+        await self._stop_children(reason)
         dropped = tuple(item.text for item in self._queue)
         for item in self._queue:
             if item.waiter is not None:
@@ -484,6 +599,8 @@ class SessionActor(Actor):
     async def _close(self, reason: str) -> Cancelled:
         cancelled = await self._cancel(f"the session was closed ({reason})")
         self._closed = True
+        if self.children is not None and self.children.ref.is_alive:
+            await self.children.ref.stop()  # every child subtree is gone first
         registry = self.processes.registry
         if isinstance(registry, ActorRef):
             await registry.stop()  # every process group it owns is killed and reaped first

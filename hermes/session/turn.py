@@ -283,6 +283,7 @@ class TurnActor(Actor):
         message = Message("assistant", content)
         seq = await self.conv.append(message, usage=response.usage)
         self._usage = self._usage + response.usage
+        self.controls.context_used = response.usage.prompt_tokens + response.usage.output_tokens
         self._final_text = message.text()
         hub = self.deps.hub
         hub.publish(

@@ -23,6 +23,7 @@ from .actor import StoreActor
 from .errors import StoreError, StoreTimeout, StoreUnavailable
 from .records import (
     AppendResult,
+    DelegationRecord,
     ProcessRecord,
     ProcessRecordStatus,
     SearchHit,
@@ -37,9 +38,13 @@ from .requests import (
     CreateSession,
     EndSession,
     GetSession,
+    ListDelegations,
     ListProcesses,
     ListSessions,
     LoadSession,
+    RecordDelegationDelivered,
+    RecordDelegationFinish,
+    RecordDelegationStart,
     RecordProcessFinish,
     RecordProcessStart,
     ReopenSession,
@@ -262,6 +267,49 @@ class StoreClient:
         """Process rows, oldest first (one session's, or all; only running ones if asked)."""
         rows: list[ProcessRecord] = await self.request(
             ListProcesses(session_id, active_only, limit), timeout
+        )
+        return rows
+
+    # -- background delegations (hermes.subagents) ----------------------------------------
+
+    async def record_delegation_start(
+        self, delegation_id: str, session_id: str, goals: str, *, timeout: float | None = None
+    ) -> DelegationRecord:
+        """Record a background delegation as running (durable when this returns)."""
+        row: DelegationRecord = await self.request(
+            RecordDelegationStart(delegation_id, session_id, goals), timeout
+        )
+        return row
+
+    async def record_delegation_finish(
+        self, delegation_id: str, result: str, *, timeout: float | None = None
+    ) -> DelegationRecord:
+        """Record a delegation's result text (to be delivered); the first finish wins."""
+        row: DelegationRecord = await self.request(
+            RecordDelegationFinish(delegation_id, result), timeout
+        )
+        return row
+
+    async def record_delegation_delivered(
+        self, delegation_id: str, *, timeout: float | None = None
+    ) -> DelegationRecord:
+        """Record that a turn took the delegation's result (idempotent)."""
+        row: DelegationRecord = await self.request(
+            RecordDelegationDelivered(delegation_id), timeout
+        )
+        return row
+
+    async def list_delegations(
+        self,
+        session_id: str,
+        *,
+        pending_only: bool = False,
+        limit: int = 1000,
+        timeout: float | None = None,
+    ) -> list[DelegationRecord]:
+        """A session's delegations, oldest first (only undelivered ones if ``pending_only``)."""
+        rows: list[DelegationRecord] = await self.request(
+            ListDelegations(session_id, pending_only, limit), timeout
         )
         return rows
 

@@ -20,7 +20,7 @@ import apsw
 from hermes.codec import CodecError, pack_blocks, unpack_blocks
 from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage
 
-from . import process_queries
+from . import delegation_queries, process_queries
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -39,9 +39,13 @@ from .requests import (
     CreateSession,
     EndSession,
     GetSession,
+    ListDelegations,
     ListProcesses,
     ListSessions,
     LoadSession,
+    RecordDelegationDelivered,
+    RecordDelegationFinish,
+    RecordDelegationStart,
     RecordProcessFinish,
     RecordProcessStart,
     ReopenSession,
@@ -631,4 +635,8 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     RecordProcessFinish: process_queries.record_process_finish,
     ClaimProcess: process_queries.claim_process,
     ListProcesses: process_queries.list_processes,
+    RecordDelegationStart: delegation_queries.record_delegation_start,
+    RecordDelegationFinish: delegation_queries.record_delegation_finish,
+    RecordDelegationDelivered: delegation_queries.record_delegation_delivered,
+    ListDelegations: delegation_queries.list_delegations,
 }

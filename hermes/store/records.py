@@ -137,3 +137,27 @@ class ProcessRecord:
     def active(self) -> bool:
         """Recorded as running: its owner has not seen it finish."""
         return self.status == "running"
+
+
+DelegationStatus = Literal["running", "finished", "delivered"]
+DELEGATION_STATUSES: tuple[DelegationStatus, ...] = ("running", "finished", "delivered")
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class DelegationRecord:
+    """One background delegation of a session (``hermes.subagents``); times are wall clock.
+
+    ``running`` until its batch ends, then ``finished`` with the ``result`` text
+    the parent is to get as input, then ``delivered`` once a turn took it. A
+    restarted daemon delivers ``finished`` ones again and reports ``running``
+    ones (their children died with the old daemon) as lost.
+    """
+
+    id: str
+    session_id: str
+    goals: str
+    status: DelegationStatus = "running"
+    result: str | None = None
+    created_at: float = 0.0
+    finished_at: float | None = None
+    delivered_at: float | None = None

@@ -199,3 +199,49 @@ class ListProcesses(Request):
     active_only: bool = False
     limit: int = 1000
     deadline: float = math.inf
+
+
+# -- background delegations (hermes.subagents) ------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class RecordDelegationStart(Request):
+    """Insert a delegation row (status ``running``); its id must be new."""
+
+    op: ClassVar[str] = "record_delegation_start"
+
+    delegation_id: str
+    session_id: str
+    goals: str
+
+
+@attrs.frozen(slots=True)
+class RecordDelegationFinish(Request):
+    """Mark a running delegation ``finished`` with its result; a no-op once finished."""
+
+    op: ClassVar[str] = "record_delegation_finish"
+
+    delegation_id: str
+    result: str
+
+
+@attrs.frozen(slots=True)
+class RecordDelegationDelivered(Request):
+    """Mark a finished delegation ``delivered`` (a turn took its result); idempotent."""
+
+    op: ClassVar[str] = "record_delegation_delivered"
+
+    delegation_id: str
+
+
+@attrs.frozen(slots=True)
+class ListDelegations(Request):
+    """A session's delegation rows, oldest first; only undelivered ones if ``pending_only``."""
+
+    op: ClassVar[str] = "list_delegations"
+    writes: ClassVar[bool] = False
+
+    session_id: str
+    pending_only: bool = False
+    limit: int = 1000
+    deadline: float = math.inf

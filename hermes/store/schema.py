@@ -20,6 +20,11 @@ Tables (version 1):
 Version 2 adds ``processes``: one row per background process (the crash
 checkpoint of ``hermes.processes``): pid, process group, start-time
 fingerprint, command, owning session and daemon, status and exit code.
+
+Version 3 adds ``delegations``: one row per background delegation of
+``hermes.subagents`` (parent session, goals, status, the result text to
+deliver), so a daemon restart neither loses a finished result nor forgets one
+that was running.
 """
 
 from __future__ import annotations
@@ -125,9 +130,26 @@ CREATE INDEX processes_by_session ON processes (session_id, status);
 CREATE INDEX processes_by_status ON processes (status);
 """
 
+_V3 = """
+CREATE TABLE delegations (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    goals TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'delivered')),
+    result TEXT,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    delivered_at REAL,
+    CHECK ((status = 'running') = (result IS NULL)),
+    CHECK ((status = 'delivered') = (delivered_at IS NOT NULL))
+);
+CREATE INDEX delegations_by_session ON delegations (session_id, status);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
+    Migration(3, "background delegations (results delivered once)", _V3),
 )
 """Every schema change ever made, in order; append, never edit."""
 

@@ -149,19 +149,27 @@ async def kill_group(
     ``grace + 2 * kill_wait`` seconds.
     """
     pgid = process.pid
+
+    def done() -> bool:
+        # No /proc scan while the leader lives (the group is live) or once the group is
+        # empty: only members that outlive a reaped leader need one.
+        if process.poll() is None:
+            return False
+        return _group_empty(pgid) or not _live(pgid)
+
     _signal_group(pgid, signal.SIGTERM)
-    gone = await _wait_until(lambda: not _live(pgid), grace)
+    gone = await _wait_until(done, grace)
     sigkill = False
     if not gone:
         sigkill = True
         _signal_group(pgid, signal.SIGKILL)
-        await _wait_until(lambda: not _live(pgid), kill_wait)
+        await _wait_until(done, kill_wait)
     with trio.move_on_after(kill_wait):
         await process.wait()
     if process.returncode is not None:
         # Only after the leader is reaped: waitpid(-pgid) must not steal it from trio.
         await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
-    members = group_members(pgid)
+    members = [] if _group_empty(pgid) else group_members(pgid)
     return KillReport(
         sigkill,
         tuple(m.pid for m in members if not m.zombie),
@@ -225,9 +233,20 @@ def _exit_status(returncode: int | None) -> int | None:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def _group_empty(pgid: int) -> bool:
+    """No process at all (not even a zombie) is left in ``pgid``; no ``/proc`` scan."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def _reaped_and_gone(pgid: int) -> bool:
     _reap_group(pgid)
-    return not group_members(pgid)
+    return _group_empty(pgid) or not group_members(pgid)
 
 
 async def run_command(

@@ -1,0 +1,94 @@
+"""What a child session is made of: its tools, its settings, its focused system prompt.
+
+A child is an ordinary ``SessionActor`` with:
+
+- the parent's tools intersected with the task's toolsets (never a tool the
+  parent lacks), minus the blocked ones (``delegate_task`` unless it may
+  orchestrate, memory, clarify-style interactive tools...);
+- a focused system prompt (the goal, the parent's context, the workspace),
+  no project context files and no memory;
+- its own iteration budget (50) and ``unattended`` approvals, so a dangerous
+  command is denied: nobody is there to answer;
+- its own subagent host one level deeper when it may orchestrate.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hermes.session import ChildHost, SessionConfig, SessionDeps
+from hermes.tools import ToolRegistry
+
+from .config import SubagentConfig
+from .output import schema_instructions
+from .tasks import TaskSpec
+
+IDENTITY = (
+    "You are a subagent of Hermes: a focused worker started by another session to do "
+    "exactly one task. Work only on that task with the tools you have. No person is "
+    "watching: do not ask questions, and dangerous commands are denied. When you are "
+    "done, reply with a final summary for the session that started you: what you did, "
+    "what you found (paths, commands, results), and what remains undone."
+)
+
+
+def may_orchestrate(config: SubagentConfig, task: TaskSpec, child_depth: int) -> bool:
+    """Whether a child at ``child_depth`` gets to delegate further."""
+    return config.orchestrator_enabled and task.orchestrate and child_depth < config.max_depth
+
+
+def child_registry(
+    parent: ToolRegistry, task: TaskSpec, blocked: frozenset[str], orchestrate: bool
+) -> ToolRegistry:
+    """The parent's tools, narrowed to the task's toolsets, minus the blocked ones."""
+    if task.toolsets is None:
+        base = list(parent)
+    else:
+        wanted = set(task.toolsets)
+        base = [t for t in parent if t.name in wanted or t.toolset in wanted]
+    refused = set(blocked)
+    if orchestrate:
+        refused.discard("delegate_task")
+    else:
+        refused.add("delegate_task")
+    return ToolRegistry(t for t in base if t.name not in refused)
+
+
+def focused_prompt(subagent_id: str, task: TaskSpec, parent: SessionConfig) -> str:
+    """The caller tier of the child's system prompt (the stable tier is ``IDENTITY``)."""
+    parts = [f"# Your task ({subagent_id})\n\n{task.goal}"]
+    if task.context:
+        parts.append(f"# Context from the session that started you\n\n{task.context}")
+    parts.append(f"# Workspace\n\n{parent.cwd}")
+    if task.output_schema is not None:
+        parts.append(schema_instructions(task.output_schema))
+    return "\n\n".join(parts)
+
+
+def child_config(
+    parent: SessionConfig, config: SubagentConfig, subagent_id: str, task: TaskSpec
+) -> SessionConfig:
+    """The child session's settings, derived from its parent's."""
+    title = task.goal if len(task.goal) <= 80 else task.goal[:79] + "…"
+    return attrs.evolve(
+        parent,
+        model=config.model or parent.model,
+        title=f"{subagent_id}: {title}",
+        system=f"{IDENTITY}\n\n{focused_prompt(subagent_id, task, parent)}",
+        memory_snapshot=None,
+        max_iterations=config.max_iterations,
+        load_context_files=False,
+        unattended=True,
+    )
+
+
+def child_deps(
+    parent: SessionDeps, registry: ToolRegistry, subagents: ChildHost | None
+) -> SessionDeps:
+    """The child's collaborators: the parent's, with its own tools and subagent host."""
+    return attrs.evolve(parent, registry=registry, subagents=subagents)
+
+
+def first_prompt(task: TaskSpec) -> str:
+    """The child's first user message."""
+    return f"Begin your task: {task.goal}"

@@ -1,0 +1,111 @@
+"""``SubagentConfig``: every limit and default of delegation, validated when built.
+
+Hermes' defaults (``reference/hermes.md`` section 2): only the top-level
+session delegates, three children at once per parent, fifty tool-using steps
+per child, stale after 450 s without progress between tools and 1,200 s
+inside one tool, summaries capped at 24,000 characters with a 2,000 floor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from supervisors import Admission
+
+MAX_DEPTH_LIMIT = 3
+"""The deepest tree a configuration may allow (Hermes' ceiling)."""
+
+BLOCKED_TOOLS: frozenset[str] = frozenset(
+    {"delegate_task", "memory", "clarify", "send_message", "execute_code"}
+)
+"""Tools a child never gets (``delegate_task`` comes back for orchestrators)."""
+
+
+def _count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"subagent config {attribute.name}: expected an integer >= 1, got {value!r}"
+        )
+
+
+def _seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or math.isnan(value)
+        or not value > 0
+    ):
+        raise ValueError(f"subagent config {attribute.name}: expected seconds > 0, got {value!r}")
+
+
+def _optional_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None:
+        _seconds(instance, attribute, value)
+
+
+def _depth(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEPTH_LIMIT:
+        raise ValueError(
+            f"subagent config {attribute.name}: expected an integer from 1 to "
+            f"{MAX_DEPTH_LIMIT}, got {value!r}"
+        )
+
+
+def _admission(value: Admission | str) -> Admission:
+    if isinstance(value, Admission):
+        return value
+    try:
+        return Admission(value)
+    except ValueError:
+        raise ValueError(
+            f"subagent config admission: expected 'queue' or 'reject', got {value!r}"
+        ) from None
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class SubagentConfig:
+    """Delegation limits; one per daemon (``SubagentRuntime``)."""
+
+    max_depth: int = attrs.field(default=1, validator=_depth)
+    """Levels of children below the top-level session. 1: only the top level delegates;
+    with 2 or 3, a child above the bottom level may orchestrate its own children."""
+    orchestrator_enabled: bool = True
+    """Whether a task may ask for a child that delegates further (within ``max_depth``)."""
+    max_concurrent_children: int = attrs.field(default=3, validator=_count)
+    """Running children per parent session; more wait in the admission queue."""
+    max_total_children: int = attrs.field(default=64, validator=_count)
+    """Running children in the whole daemon."""
+    admission: Admission = attrs.field(default=Admission.QUEUE, converter=_admission)
+    """At a limit: ``QUEUE`` (wait in order) or ``REJECT`` (refuse the batch)."""
+    queue_capacity: int = attrs.field(default=256, validator=_count)
+    """Tasks waiting for a slot, daemon-wide; a batch that would overflow it is refused."""
+    max_batch: int = attrs.field(default=100, validator=_count)
+    """Tasks in one ``delegate_task`` call."""
+    max_background: int = attrs.field(default=3, validator=_count)
+    """Background delegations running at once per parent (more are refused)."""
+    max_iterations: int = attrs.field(default=50, validator=_count)
+    """Tool-using steps per child turn (the model cannot raise it)."""
+    stale_between_tools: float = attrs.field(default=450.0, validator=_seconds)
+    """A child making no progress this long outside a tool is cancelled as stalled."""
+    stale_in_tool: float = attrs.field(default=1200.0, validator=_seconds)
+    """...and this long inside one tool call."""
+    check_interval: float = attrs.field(default=5.0, validator=_seconds)
+    """How often the supervisor looks at its children's progress and clocks."""
+    child_timeout: float | None = attrs.field(default=None, validator=_optional_seconds)
+    """Wall-clock cap per child (None: no cap; liveness still applies)."""
+    max_summary_chars: int = attrs.field(default=24_000, validator=_count)
+    summary_floor: int = attrs.field(default=2_000, validator=_count)
+    chars_per_token: int = attrs.field(default=4, validator=_count)
+    """To turn the parent's remaining context (tokens) into a summary budget (characters)."""
+    schema_retries: int = attrs.field(default=1)
+    """Follow-ups a child gets when its output does not fit the requested schema."""
+    blocked_tools: frozenset[str] = BLOCKED_TOOLS
+    finished_kept: int = attrs.field(default=50, validator=_count)
+    """Finished children a supervisor keeps listing (Hermes keeps 50 records)."""
+    close_timeout: float = attrs.field(default=15.0, validator=_seconds)
+    """Bound on closing a finished child (its processes are killed and reaped first)."""
+    model: str | None = None
+    """Model of the children (default: the parent's)."""

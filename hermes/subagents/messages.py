@@ -1,0 +1,63 @@
+"""The subagent supervisor's mailbox (besides the session verbs it is forwarded)."""
+
+from __future__ import annotations
+
+import attrs
+
+from .tasks import TaskSpec
+
+
+@attrs.frozen(slots=True)
+class Delegate:
+    """Start a batch (call). Inline: answered with ``BatchResult`` when every task ended;
+    background: answered at once with ``DelegationStarted``."""
+
+    delegation_id: str
+    tasks: tuple[TaskSpec, ...]
+    background: bool = False
+
+
+@attrs.frozen(slots=True)
+class Abandon:
+    """The inline caller of a batch went away (its tool call was cancelled): stop it (cast)."""
+
+    delegation_id: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class Admitted:
+    """The gate admitted a queued task (cast by the gate's callback)."""
+
+    subagent_id: str
+
+
+@attrs.frozen(slots=True)
+class Check:
+    """Periodic: liveness and clocks of the running children, pending deliveries."""
+
+
+@attrs.frozen(slots=True)
+class Run:
+    """The one message a runner handles: start the child and drive it to its end."""
+
+
+@attrs.frozen(slots=True)
+class SubagentInfo:
+    """One line of ``ListSubagents``."""
+
+    subagent_id: str
+    delegation_id: str
+    goal: str
+    state: str
+    """queued, running, or the final status."""
+    background: bool
+    session_id: str | None
+    iteration: int
+    current_tool: str | None
+    activity: str
+    age: float
+    """Seconds since it was queued (queued), started (running) or how long it ran."""
+    queue_position: int = 0
+    detail: str = ""
+    """Why it ended (once finished)."""

@@ -1,0 +1,123 @@
+"""The ``delegate_task`` tool: hand one goal, or a batch, to subagents.
+
+Kind ``OTHER`` (runs alone in its batch) and exempt from the batch deadline
+(``NO_TIMEOUT``): an inline delegation waits for its children, which have
+their own liveness checks and optional wall-clock cap. While it waits it holds
+``TurnControls.hold_interrupt()``, so a new prompt in ``interrupt`` busy mode
+is queued instead of cutting the children off. A background delegation
+returns its id at once; its result arrives later as a new input.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from contextlib import nullcontext
+from typing import Any
+
+from hermes.session import TurnControls
+from hermes.tools import NO_TIMEOUT, Tool, ToolContext, ToolKind, ToolOutcome
+
+from .errors import DelegationError
+from .results import BatchResult, DelegationStarted, format_batch
+from .service import SubagentService
+from .tasks import parse_batch
+
+_TASK = {
+    "type": "object",
+    "properties": {
+        "goal": {"type": "string", "description": "What this subagent must do, in full."},
+        "context": {"type": "string", "description": "What it needs to know from you."},
+        "toolsets": {"type": "array", "items": {"type": "string"}},
+        "output_schema": {"type": "object"},
+        "orchestrate": {"type": "boolean"},
+    },
+    "required": ["goal"],
+}
+
+
+class DelegateTaskTool(Tool):
+    """``delegate_task``; see the module docstring."""
+
+    name = "delegate_task"
+    description = (
+        "Delegate work to subagents: fresh sessions that run concurrently with their own "
+        "tools and report back a summary.\n"
+        "Give one goal (with context) or a batch of tasks. Each goal must be complete and "
+        "self-contained (what to do, where, what to report): subagents do not see this "
+        "conversation. Optional: toolsets (a subset of your tools), output_schema (a JSON "
+        "schema the answer must fit), background=true (return at once; the result comes "
+        "later as a new message)."
+    )
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "goal": {"type": "string", "description": "One task's goal (or use tasks)."},
+            "context": {"type": "string", "description": "Context for the single goal."},
+            "tasks": {"type": "array", "items": _TASK, "description": "A batch of tasks."},
+            "toolsets": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Toolset or tool names to give every task (default: yours).",
+            },
+            "output_schema": {"type": "object", "description": "JSON schema of each answer."},
+            "background": {"type": "boolean", "default": False},
+            "orchestrate": {"type": "boolean", "default": False},
+        },
+    }
+    kind = ToolKind.OTHER
+    toolset = "delegation"
+
+    def call_timeout(self, args: Mapping[str, Any]) -> float | None:
+        return NO_TIMEOUT
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+        try:
+            service = ctx.service(SubagentService)
+        except LookupError:
+            return ToolOutcome.error(
+                "Delegation is not available in this session. Nothing was started; do the "
+                "task yourself.",
+                reason="unavailable",
+            )
+        try:
+            service.preflight()  # pause, then depth: before the batch is even read
+            tasks = parse_batch(args, max_batch=service.config.max_batch)
+        except DelegationError as error:
+            return ToolOutcome.error(str(error), reason=type(error).__name__)
+        background = bool(args.get("background", False))
+        delegation_id = f"dg-{secrets.token_hex(6)}"
+        controls = ctx.services.get(TurnControls)
+        hold = controls.hold_interrupt() if isinstance(controls, TurnControls) else nullcontext()
+        finished = False
+        try:
+            with hold:
+                answer = await service.delegate(delegation_id, tasks, background=background)
+            finished = True
+        except DelegationError as error:
+            finished = True
+            return ToolOutcome.error(str(error), reason=type(error).__name__)
+        finally:
+            if not finished and not background:
+                service.abandon(delegation_id, "the delegating tool call was cancelled")
+        if isinstance(answer, DelegationStarted):
+            queued = f" ({answer.queued} waiting for a slot)" if answer.queued else ""
+            return ToolOutcome.ok(
+                f"Started background delegation {answer.delegation_id} with "
+                f"{len(answer.subagent_ids)} subagent(s): {', '.join(answer.subagent_ids)}"
+                f"{queued}. Its result will arrive as a new message when every task has "
+                "ended; carry on meanwhile.",
+                delegation_id=answer.delegation_id,
+                background=True,
+            )
+        assert isinstance(answer, BatchResult)
+        failed = all(r.status.value != "completed" for r in answer.results)
+        return ToolOutcome(
+            format_batch(answer),
+            is_error=failed,
+            details={
+                "delegation_id": answer.delegation_id,
+                "statuses": list(answer.statuses),
+                "subagents": [r.subagent_id for r in answer.results],
+            },
+        )
