@@ -14,9 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
-## run: the main job (the actor-runtime benchmark until the daemon lands)
+## run: the main job: start the daemon (offline demo model), one chat turn, stop it.
+## Runs in its own runtime and data dirs under .venv, so a daemon of yours is left alone.
+DEMO_ENV := env -u ANTHROPIC_API_KEY HERMES_RUNTIME_DIR=$(CURDIR)/$(VENV)/demo/run \
+	HERMES_DATA_DIR=$(CURDIR)/$(VENV)/demo/data HERMES_CONFIG=$(CURDIR)/$(VENV)/demo/none.toml
 run: $(STAMP)
-	$(BIN)/python -m bench runtime
+	@$(DEMO_ENV) $(BIN)/hermes chat "list the files here"; rc=$$?; \
+	$(DEMO_ENV) $(BIN)/hermes daemon stop; exit $$rc
 
 ## test: lint, type-check and run the whole test suite
 test: lint typecheck unit

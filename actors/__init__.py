@@ -20,6 +20,7 @@ subclass ``Actor``::
 from .actor import Actor
 from .checks import is_count, is_number
 from .context import ActorContext, Reply
+from .current import current_path
 from .deadletters import DeadLetters
 from .errors import (
     ActorError,
@@ -89,6 +90,7 @@ __all__ = [
     "UnhandledMessage",
     "UnkillableFinished",
     "UnkillableReported",
+    "current_path",
     "is_count",
     "is_number",
     "open_system",

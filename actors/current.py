@@ -10,3 +10,9 @@ if TYPE_CHECKING:
 
 current_cell: ContextVar[ActorCell | None] = ContextVar("actors.current_cell", default=None)
 """Set by each actor's task; trio copies it into the tasks an actor starts."""
+
+
+def current_path() -> str | None:
+    """The path of the actor whose task is running (None outside actors), e.g. for logs."""
+    cell = current_cell.get()
+    return cell.path if cell is not None else None

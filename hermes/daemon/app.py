@@ -1,0 +1,169 @@
+"""``hermes daemon``: the whole supervision tree as an application.
+
+    hermes (rest_for_one)
+    |-- store       the database (the only writer)
+    |-- providers   the model client; the fake provider (offline demo model) without a key
+    |-- sessions    SessionsManager -> sup (dynamic) -> session-<id> ...
+    |-- gateway     WebSocket + HTTP on one loopback port, one actor per connection
+    `-- watchdog    the event-loop stall detector
+
+``rest_for_one`` rather than the sketch's one_for_one: each child uses the
+ones before it (the manager holds the store's ref and the model client, the
+gateway the manager's), so a restart of one restarts those that depend on it
+and nobody keeps a dead reference.
+
+Signals (``supervisors.run``): SIGTERM/SIGINT start a graceful shutdown within
+``daemon.shutdown_timeout`` (turns cancelled and settled, processes killed,
+the database closed), a second one forces exit; SIGHUP reloads the
+configuration without dropping sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sys
+import time
+from typing import TextIO
+
+import attrs
+
+from actors import Actor, ActorRef, ActorSystem, LoopStallDetector, tune_gc
+from hermes.store import StoreActor
+from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
+
+from .config import ConfigError, Settings, load_config, prepare, reload_changes
+from .lock import AlreadyRunning, DaemonLock
+from .logs import set_level, setup_logging
+from .manager import SessionsManager
+from .paths import ensure_private_dir
+from .providers import ProvidersActor
+from .security import write_token
+
+log = logging.getLogger("hermes.daemon")
+
+ROOT = "hermes"
+
+
+@attrs.frozen(slots=True)
+class _Run:
+    pass
+
+
+class Watchdog(Actor):
+    """Runs the loop-stall detector until stopped."""
+
+    async def on_start(self) -> None:
+        await self.ctx.self.cast(_Run())
+
+    async def receive(self, message: object) -> None:
+        if isinstance(message, _Run):
+            await LoopStallDetector(threshold=1.0, bus=self.ctx.system.events).run()
+
+
+def build_root(settings: Settings, token: str) -> Supervisor:
+    from hermes.gateway.server import GatewayActor
+
+    data_dir = settings.config.data_dir(settings.paths)
+    return Supervisor(
+        [
+            ChildSpec("store", StoreActor, args=(data_dir,), shutdown=10.0),
+            ChildSpec("providers", ProvidersActor, args=(settings.config,), shutdown=3.0),
+            ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
+            ChildSpec("gateway", GatewayActor, args=(settings, token), shutdown=3.0),
+            ChildSpec(
+                "watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT, type=ChildType.WORKER
+            ),
+        ],
+        SupervisorFlags(strategy=Strategy.REST_FOR_ONE, intensity=5, period=30.0),
+    )
+
+
+def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run in the foreground until stopped; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        config, paths = prepare()
+    except ConfigError as exc:
+        print(f"hermes daemon: invalid configuration, not starting:\n{exc}", file=err)
+        return 1
+    ensure_private_dir(paths.runtime_dir)
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    lock = DaemonLock(paths.lock_file)
+    try:
+        lock.acquire()
+    except AlreadyRunning as exc:
+        print(f"hermes daemon: {exc}", file=err)
+        return 1
+    handler = setup_logging(
+        paths.log_file,
+        config.get("logging", "level"),
+        config.get("logging", "max_bytes"),
+        config.get("logging", "backups"),
+    )
+    try:
+        if lock.stale_pid is not None:
+            log.warning("took over a stale lock from pid %d", lock.stale_pid)
+            print(f"hermes daemon: took over a stale lock (pid {lock.stale_pid})", file=err)
+        host = config.get("daemon", "host")
+        if host not in ("127.0.0.1", "::1", "localhost"):
+            print(
+                f"hermes daemon: warning: listening on {host}, not loopback: other machines "
+                "can reach it (the token is still required)",
+                file=err,
+            )
+            log.warning("listening on %s, not loopback", host)
+        token = write_token(paths.token_file)
+        settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
+        tune_gc()
+
+        async def started(system: ActorSystem, root: ActorRef) -> None:
+            from hermes.gateway.server import GetAddress
+
+            gateway = system.lookup(root.path + "/gateway")
+            assert gateway is not None
+            host, port = await gateway.call(GetAddress())
+            model = settings.config.model
+            note = (
+                f"offline demo model {model} (no ANTHROPIC_API_KEY)"
+                if settings.config.demo
+                else f"model {model}"
+            )
+            print(
+                f"hermes daemon: listening on http://{host}:{port} ({note})", file=out, flush=True
+            )
+            log.info(
+                "daemon started (pid %s, boot %s)", __import__("os").getpid(), settings.boot_id
+            )
+
+        def reload(system: ActorSystem, root: ActorRef) -> None:
+            try:
+                new = load_config(paths.config_file)
+            except ConfigError as exc:
+                log.error("reload refused, keeping the running configuration:\n%s", exc)
+                return
+            applied, restart = reload_changes(settings.config, new)
+            settings.config = new
+            set_level(new.get("logging", "level"))
+            log.info(
+                "configuration reloaded; applied: %s; need a restart: %s",
+                ", ".join(applied) or "nothing",
+                ", ".join(restart) or "nothing",
+            )
+
+        code = run(
+            lambda: build_root(settings, token),
+            name=ROOT,
+            shutdown_timeout=config.get("daemon", "shutdown_timeout"),
+            on_started=started,
+            on_reload=reload,
+        )
+        log.info("daemon exited with code %d", code)
+        return code
+    finally:
+        for path in (paths.endpoint_file, paths.token_file):
+            path.unlink(missing_ok=True)
+        lock.release()
+        logging.getLogger().removeHandler(handler)
+        handler.close()

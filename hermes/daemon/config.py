@@ -1,0 +1,302 @@
+"""The daemon's TOML configuration: a fixed schema, every key checked.
+
+Every key is documented in ``docs/config.md``. A file with an unknown key or a
+value of the wrong type is refused with the file, the key and the expected
+type (``config.toml: [gateway] max_frame_bytes: expected an integer >= 1024,
+got str "big"``); the daemon does not start on it, and a reload (SIGHUP)
+keeps the running configuration.
+
+A few settings have environment overrides: ``ANTHROPIC_API_KEY`` (never in
+the file), ``HERMES_MODEL``, ``HERMES_DATA_DIR``, ``HERMES_HOST``,
+``HERMES_PORT``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .paths import Paths, resolve_paths
+
+DEMO_MODEL = "hermes-demo"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+BUSY_MODES = ("interrupt", "queue", "steer", "reject", "rollback")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration: names the file, the key and what was expected."""
+
+
+Check = Callable[[Any], str | None]
+"""Returns None when the value is fine, else what was expected."""
+
+
+def _int(low: int, high: int | None = None) -> Check:
+    def check(value: Any) -> str | None:
+        ok = type(value) is int and value >= low and (high is None or value <= high)
+        if ok:
+            return None
+        upper = f" and <= {high}" if high is not None else ""
+        return f"an integer >= {low}{upper}"
+
+    return check
+
+
+def _number(low: float) -> Check:
+    def check(value: Any) -> str | None:
+        if type(value) in (int, float) and math.isfinite(value) and value > low:
+            return None
+        return f"a number > {low:g}"
+
+    return check
+
+
+def _delay(value: Any) -> str | None:
+    if type(value) in (int, float) and math.isfinite(value) and 0 <= value <= 10:
+        return None
+    return "a number from 0 to 10"
+
+
+def _str(value: Any) -> str | None:
+    return None if isinstance(value, str) and value else "a non-empty string"
+
+
+def _bool(value: Any) -> str | None:
+    return None if type(value) is bool else "a boolean (true or false)"
+
+
+def _choice(*choices: str) -> Check:
+    def check(value: Any) -> str | None:
+        return None if value in choices else "one of " + ", ".join(choices)
+
+    return check
+
+
+def _host(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return "an IP address or 'localhost'"
+    if value == "localhost":
+        return None
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return "an IP address or 'localhost'"
+    return None
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if isinstance(value, str) else "a string"
+
+
+@attrs.frozen(slots=True)
+class Key:
+    default: Any
+    check: Check
+    doc: str
+    reload: bool = False
+    """Takes effect on SIGHUP (else at the next start)."""
+
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "": {
+        "data_dir": Key("", _optional_str, "data directory ('' = XDG data dir)"),
+    },
+    "daemon": {
+        "host": Key("127.0.0.1", _host, "address to listen on"),
+        "port": Key(0, _int(0, 65535), "port (0: any free port, see the endpoint file)"),
+        "shutdown_timeout": Key(10.0, _number(0), "seconds for a graceful shutdown"),
+    },
+    "model": {
+        "name": Key("", _optional_str, "model id ('' = claude-sonnet-4-5, or hermes-demo offline)"),
+        "base_url": Key("", _optional_str, "Messages API base URL ('' = the SDK default)"),
+        "max_tokens": Key(4096, _int(1), "max tokens per reply", reload=True),
+        "fake_event_delay": Key(
+            0.0, _delay, "offline demo model: seconds between stream events (demos, tests)"
+        ),
+    },
+    "session": {
+        "cwd": Key("", _optional_str, "tools' working directory ('' = the daemon's)", reload=True),
+        "busy_mode": Key("interrupt", _choice(*BUSY_MODES), "prompt mid-turn", reload=True),
+        "max_iterations": Key(90, _int(1), "tool steps per turn", reload=True),
+        "approval_timeout": Key(300.0, _number(0), "seconds to wait for approval", reload=True),
+        "yolo": Key(False, _bool, "skip the dangerous-command list", reload=True),
+        "load_context_files": Key(True, _bool, "read AGENTS.md and friends", reload=True),
+    },
+    "gateway": {
+        "max_frame_bytes": Key(1 << 20, _int(1024), "largest WebSocket frame/message"),
+        "max_body_bytes": Key(1 << 20, _int(1024), "largest HTTP request body"),
+        "client_queue": Key(1000, _int(1), "events buffered per client subscription"),
+        "replay_events": Key(2000, _int(0), "events kept per session for since= replay"),
+        "max_connections": Key(4096, _int(1), "concurrent connections"),
+        "requests_in_flight": Key(32, _int(1), "concurrent requests per connection"),
+    },
+    "logging": {
+        "level": Key("info", _choice(*LOG_LEVELS), "log level", reload=True),
+        "max_bytes": Key(5 << 20, _int(4096), "log file size before rotation"),
+        "backups": Key(3, _int(0), "rotated files kept"),
+    },
+}
+
+
+@attrs.frozen(slots=True)
+class Config:
+    """The validated configuration: ``values[section][key]`` (top-level keys under ``""``)."""
+
+    values: Mapping[str, Mapping[str, Any]]
+    source: Path | None
+    api_key: str | None = None
+
+    def get(self, section: str, key: str) -> Any:
+        return self.values[section][key]
+
+    @property
+    def demo(self) -> bool:
+        """No API key: the built-in fake provider and its demo model."""
+        return not self.api_key
+
+    @property
+    def model(self) -> str:
+        name: str = self.get("model", "name")
+        if name:
+            return name
+        return DEFAULT_MODEL if self.api_key else DEMO_MODEL
+
+    def data_dir(self, paths: Paths) -> Path:
+        given: str = self.get("", "data_dir")
+        return Path(given).expanduser() if given else paths.data_dir
+
+
+def _where(section: str, key: str) -> str:
+    return f"[{section}] {key}" if section else key
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "boolean", int: "integer", float: "float", str: "string"}.get(
+        type(value), type(value).__name__
+    )
+    return f"{kind} {value!r}"
+
+
+def validate(raw: Mapping[str, Any], source: str) -> dict[str, dict[str, Any]]:
+    """Check a parsed TOML document against ``SCHEMA``; every problem in one ``ConfigError``."""
+    errors: list[str] = []
+    values: dict[str, dict[str, Any]] = {
+        section: {key: spec.default for key, spec in keys.items()}
+        for section, keys in SCHEMA.items()
+    }
+    for name, value in raw.items():
+        if name in SCHEMA[""]:
+            section, key, items = "", name, {name: value}
+        elif name in SCHEMA:
+            if not isinstance(value, dict):
+                errors.append(f"{source}: [{name}]: expected a table, got {_describe(value)}")
+                continue
+            section, items = name, value
+        else:
+            known = ", ".join(sorted([*SCHEMA[""], *(f"[{s}]" for s in SCHEMA if s)]))
+            errors.append(f"{source}: unknown key {name!r} (known: {known})")
+            continue
+        for key, item in items.items():
+            spec = SCHEMA[section].get(key)
+            if spec is None:
+                known = ", ".join(SCHEMA[section])
+                errors.append(f"{source}: {_where(section, key)}: unknown key (known: {known})")
+                continue
+            expected = spec.check(item)
+            if expected is not None:
+                errors.append(
+                    f"{source}: {_where(section, key)}: expected {expected}, got {_describe(item)}"
+                )
+                continue
+            values[section][key] = float(item) if type(spec.default) is float else item
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return values
+
+
+_ENV = (
+    ("HERMES_MODEL", "model", "name", str),
+    ("HERMES_DATA_DIR", "", "data_dir", str),
+    ("HERMES_HOST", "daemon", "host", str),
+    ("HERMES_PORT", "daemon", "port", int),
+)
+
+
+def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Config:
+    """Read and validate ``path`` (a missing file means the defaults), then apply overrides."""
+    env = os.environ if env is None else env
+    raw: dict[str, Any] = {}
+    source: Path | None = None
+    if path is not None and path.exists():
+        source = path
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read: {exc}") from None
+    values = validate(raw, str(path) if path is not None else "(defaults)")
+    for var, section, key, kind in _ENV:
+        text = env.get(var)
+        if not text:
+            continue
+        value: Any = text
+        if kind is int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise ConfigError(f"${var}: expected an integer, got {text!r}") from None
+        expected = SCHEMA[section][key].check(value)
+        if expected is not None:
+            raise ConfigError(f"${var}: expected {expected}, got {text!r}")
+        values[section][key] = value
+    return Config(values, source, env.get("ANTHROPIC_API_KEY") or None)
+
+
+def reload_changes(old: Config, new: Config) -> tuple[list[str], list[str]]:
+    """Keys that changed: (applied on reload, needing a restart)."""
+    applied: list[str] = []
+    restart: list[str] = []
+    for section, keys in SCHEMA.items():
+        for key, spec in keys.items():
+            if old.get(section, key) != new.get(section, key):
+                (applied if spec.reload else restart).append(_where(section, key))
+    return applied, restart
+
+
+def render_docs() -> str:
+    """The schema as a markdown table (kept in step with docs/config.md by a test)."""
+    lines = ["| key | default | reload | meaning |", "|---|---|---|---|"]
+    for section, keys in SCHEMA.items():
+        for key, spec in keys.items():
+            name = f"`{section}.{key}`" if section else f"`{key}`"
+            default = repr(spec.default).replace("'", '"')
+            lines.append(
+                f"| {name} | `{default}` | {'yes' if spec.reload else 'no'} | {spec.doc} |"
+            )
+    return "\n".join(lines)
+
+
+@attrs.define(slots=True)
+class Settings:
+    """The running configuration, shared by the daemon's actors; SIGHUP swaps ``config``."""
+
+    config: Config
+    paths: Paths
+    boot_id: str = ""
+    started_at: float = 0.0
+
+
+def prepare(env: Mapping[str, str] | None = None) -> tuple[Config, Paths]:
+    """The configuration and the paths it implies (``ConfigError`` if invalid)."""
+    paths = resolve_paths(env)
+    config = load_config(paths.config_file, env)
+    return config, paths.with_data_dir(config.data_dir(paths))

@@ -1,0 +1,352 @@
+"""The ``sessions`` manager: live sessions under a dynamic supervisor, one hub each.
+
+    sessions            SessionsManager: create / list / get / resume / close, lookup by id
+    `-- sup             DynamicSupervisor (template: a session, transient)
+        `-- session-<id>   SessionActor (restarted after a crash, resumed from the store)
+
+The manager keeps a ``RecordingHub`` per session and hands the same hub to
+every incarnation, so gateway subscribers survive session restarts and can
+replay recent events. Lookups of a session that is not running (after a
+daemon restart) resume it from the store; an unknown id is an
+``UnknownSession`` error, a closed one ``SessionIsClosed`` until resumed.
+Requests that fail come back as ``Failed`` values, raised in the caller by
+``ManagerClient``: a bad request never crashes the manager.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from actors import Actor, ActorRef, ExitReason
+from hermes.session import (
+    BusyMode,
+    SessionActor,
+    SessionConfig,
+    SessionDeps,
+    SessionError,
+    SessionHandle,
+)
+from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
+from hermes.tools import default_registry
+from supervisors import (
+    ChildHandle,
+    ChildSpec,
+    ChildState,
+    DynamicSupervisor,
+    Restart,
+    SupervisorClient,
+)
+
+from .config import BUSY_MODES, Settings
+from .errors import RequestError, SessionIsClosed, UnknownSession
+from .hub import RecordingHub, SessionEnded
+from .providers import GetProviders, Providers
+
+log = logging.getLogger("hermes.daemon.sessions")
+
+SESSION_SHUTDOWN = 15.0  # the session's own budget (12 s) plus margin
+
+
+# -- requests ------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Create:
+    title: str | None = None
+    cwd: str | None = None
+    busy_mode: str | None = None
+
+
+@attrs.frozen(slots=True)
+class ListAll:
+    limit: int = 50
+    include_ended: bool = True
+
+
+@attrs.frozen(slots=True)
+class Get:
+    session_id: str
+
+
+@attrs.frozen(slots=True)
+class Resume:
+    session_id: str
+
+
+@attrs.frozen(slots=True)
+class Close:
+    session_id: str
+    reason: str = "closed by the user"
+
+
+@attrs.frozen(slots=True)
+class Lookup:
+    """Answered with an ``Entry`` (the session resumed if it was not running)."""
+
+    session_id: str
+
+
+@attrs.frozen(slots=True)
+class Status:
+    pass
+
+
+@attrs.frozen(slots=True)
+class Failed:
+    error: Exception
+
+
+# -- answers -------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Entry:
+    session_id: str
+    handle: SessionHandle
+    hub: RecordingHub
+    path: str
+
+
+@attrs.frozen(slots=True)
+class SessionView:
+    """A session as the surfaces show it."""
+
+    id: str
+    title: str | None
+    model: str
+    created_at: float
+    updated_at: float
+    ended: bool
+    end_reason: str | None
+    messages: int
+    running: bool
+    busy: bool
+    turn: int
+    turn_path: str | None
+    queued: int
+    path: str | None
+    input_tokens: int
+    output_tokens: int
+
+
+def make_session(
+    config: SessionConfig, deps: SessionDeps, session_id: str, hub: RecordingHub
+) -> SessionActor:
+    return SessionActor(config, deps, session_id, hub)
+
+
+@attrs.define(slots=True)
+class _Live:
+    child: ChildHandle | None
+    hub: RecordingHub
+    handle: SessionHandle | None
+    path: str
+
+    @property
+    def running(self) -> bool:
+        return self.child is not None and self.child.state is not ChildState.STOPPED
+
+
+class SessionsManager(Actor):
+    """See the module docstring."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.live: dict[str, _Live] = {}
+
+    async def on_start(self) -> None:
+        parent = self.ctx.parent
+        assert parent is not None
+        system = self.ctx.system
+        store_ref = system.lookup(parent.path + "/store")
+        providers_ref = system.lookup(parent.path + "/providers")
+        if store_ref is None or providers_ref is None:
+            raise RuntimeError("the store and providers must start before the sessions manager")
+        self.store = StoreClient(store_ref)
+        self.providers: Providers = await providers_ref.call(GetProviders())
+        self.registry = default_registry()
+        template = ChildSpec(
+            "session", make_session, restart=Restart.TRANSIENT, shutdown=SESSION_SHUTDOWN
+        )
+        self.sup_ref: ActorRef = await self.ctx.spawn(
+            DynamicSupervisor(template, intensity=10, period=10.0), name="sup", shutdown=60.0
+        )
+        self.sup = SupervisorClient(self.sup_ref, timeout=SESSION_SHUTDOWN + 5)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _session_config(
+        self, title: str | None, cwd: str | None, busy: str | None
+    ) -> SessionConfig:
+        config = self.settings.config
+        paths = self.settings.paths
+        data_dir = config.data_dir(paths)
+        work = cwd or config.get("session", "cwd") or os.getcwd()
+        return SessionConfig(
+            model=self.providers.model,
+            cwd=Path(work).expanduser(),
+            spill_dir=data_dir / "spill",
+            title=title,
+            max_tokens=config.get("model", "max_tokens"),
+            max_iterations=config.get("session", "max_iterations"),
+            busy_mode=BusyMode(busy or config.get("session", "busy_mode")),
+            approval_timeout=config.get("session", "approval_timeout"),
+            yolo=config.get("session", "yolo"),
+            load_context_files=config.get("session", "load_context_files"),
+        )
+
+    def _deps(self) -> SessionDeps:
+        return SessionDeps(store=self.store, client=self.providers.client, registry=self.registry)
+
+    async def _start(
+        self, session_id: str, config: SessionConfig, hub: RecordingHub | None
+    ) -> _Live:
+        ring = self.settings.config.get("gateway", "replay_events")
+        hub = hub or RecordingHub(session_id, ring)
+        name = f"session-{session_id}"
+        child = await self.sup.start_child(None, config, self._deps(), session_id, hub, name=name)
+        assert child is not None
+        live = _Live(child, hub, SessionHandle(child, hub), f"{self.sup_ref.path}/{name}")
+        self.live[session_id] = live
+        log.info("session %s started at %s", session_id, live.path)
+        return live
+
+    async def _info(self, session_id: str) -> SessionInfo:
+        if not isinstance(session_id, str) or not session_id:
+            raise UnknownSession(f"no session with id {session_id!r}")
+        try:
+            return await self.store.get_session(session_id)
+        except (SessionNotFound, InvalidRequest):
+            raise UnknownSession(f"no session with id {session_id!r}") from None
+
+    async def _ensure(self, session_id: str, *, reopen: bool = False) -> _Live:
+        live = self.live.get(session_id)
+        if live is not None and live.running:
+            return live
+        info = await self._info(session_id)
+        if info.ended and not reopen:
+            raise SessionIsClosed(
+                f"session {session_id} is closed ({info.end_reason}); resume it to continue"
+            )
+        config = self._session_config(info.title, None, None)
+        return await self._start(session_id, config, live.hub if live else None)
+
+    async def _view(self, info: SessionInfo) -> SessionView:
+        live = self.live.get(info.id)
+        running = live is not None and live.running
+        busy, turn, turn_path, queued = False, 0, None, 0
+        if running and live is not None and live.handle is not None:
+            try:
+                state = await live.handle.state(timeout=2.0)
+                busy, turn, turn_path, queued = (
+                    state.busy,
+                    state.turn,
+                    state.turn_path,
+                    state.queued,
+                )
+            except SessionError:
+                running = False
+        return SessionView(
+            id=info.id,
+            title=info.title,
+            model=info.model,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+            ended=info.ended,
+            end_reason=info.end_reason,
+            messages=info.message_count,
+            running=running,
+            busy=busy,
+            turn=turn,
+            turn_path=turn_path,
+            queued=queued,
+            path=live.path if running and live is not None else None,
+            input_tokens=info.usage.input_tokens,
+            output_tokens=info.usage.output_tokens,
+        )
+
+    # -- the mailbox -------------------------------------------------------------------
+
+    async def receive(self, message: object) -> object:
+        try:
+            return await self._handle(message)
+        except (RequestError, SessionError, StoreError, ValueError) as error:
+            return Failed(error)
+
+    async def _handle(self, message: object) -> object:
+        if isinstance(message, Lookup):
+            live = await self._ensure(message.session_id)
+            assert live.handle is not None
+            return Entry(message.session_id, live.handle, live.hub, live.path)
+        if isinstance(message, Create):
+            if message.busy_mode is not None and message.busy_mode not in BUSY_MODES:
+                raise RequestError(
+                    f"busy_mode: expected one of {', '.join(BUSY_MODES)}, "
+                    f"got {message.busy_mode!r}",
+                    "invalid_params",
+                )
+            config = self._session_config(message.title, message.cwd, message.busy_mode)
+            info = await self.store.create_session(model=config.model, title=message.title)
+            await self._start(info.id, config, None)
+            return await self._view(await self.store.get_session(info.id))
+        if isinstance(message, ListAll):
+            infos = await self.store.list_sessions(
+                limit=message.limit, include_ended=message.include_ended
+            )
+            return [await self._view(info) for info in infos]
+        if isinstance(message, Get):
+            return await self._view(await self._info(message.session_id))
+        if isinstance(message, Resume):
+            await self._ensure(message.session_id, reopen=True)
+            return await self._view(await self._info(message.session_id))
+        if isinstance(message, Close):
+            return await self._close(message.session_id, message.reason)
+        if isinstance(message, Status):
+            return {
+                "model": self.providers.model,
+                "demo": self.providers.demo,
+                "provider": self.providers.base_url,
+                "sessions_running": sum(1 for live in self.live.values() if live.running),
+            }
+        raise RequestError(f"the sessions manager does not handle {type(message).__name__}")
+
+    async def _close(self, session_id: str, reason: str) -> object:
+        live = self.live.get(session_id)
+        info = await self._info(session_id)
+        if live is None or not live.running:
+            if not info.ended:
+                await self.store.end_session(session_id, reason)
+            result = None
+        else:
+            assert live.handle is not None
+            cancelled = await live.handle.close(reason, timeout=SESSION_SHUTDOWN)
+            result = cancelled.result
+        if live is not None:
+            live.hub.publish(SessionEnded(reason))
+        return {"closed": session_id, "turn_cancelled": result is not None}
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        log.info("sessions manager stopping: %s", reason.describe())
+
+
+class ManagerClient:
+    """Typed calls to the manager; ``Failed`` answers are raised."""
+
+    def __init__(self, ref: Any, timeout: float = 30.0) -> None:
+        self.ref = ref
+        self.timeout = timeout
+
+    async def call(self, message: object, timeout: float | None = None) -> Any:
+        answer = await self.ref.call(message, timeout=timeout or self.timeout)
+        if isinstance(answer, Failed):
+            raise answer.error
+        return answer
+
+    async def lookup(self, session_id: str) -> Entry:
+        entry: Entry = await self.call(Lookup(session_id))
+        return entry

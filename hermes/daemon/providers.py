@@ -1,0 +1,91 @@
+"""The ``providers`` actor: the model client the sessions use.
+
+With ``ANTHROPIC_API_KEY`` it is a ``ModelClient`` for Claude. Without it, the
+built-in fake provider (the offline demo model) runs in-process on a loopback
+port, in a child actor ``fake``, and the client talks to it over real HTTP:
+the same code path as with Claude.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+import trio
+
+from actors import Actor
+from hermes.fake import FakeProvider
+from hermes.model import ModelClient
+
+from .config import Config
+
+log = logging.getLogger("hermes.daemon.providers")
+
+
+@attrs.frozen(slots=True)
+class GetProviders:
+    pass
+
+
+@attrs.frozen(slots=True)
+class Providers:
+    client: ModelClient
+    model: str
+    demo: bool
+    base_url: str | None
+
+
+@attrs.frozen(slots=True)
+class _Serve:
+    pass
+
+
+class FakeServer(Actor):
+    """Serves the fake provider in its ``receive`` until stopped; answers the base URL."""
+
+    def __init__(self, event_delay: float = 0.0) -> None:
+        self.provider = FakeProvider(record_limit=100, demo_event_delay=event_delay)
+
+    async def receive(self, message: object) -> None:
+        if isinstance(message, _Serve):
+            reply = self.ctx.defer_reply()
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.provider.serve, "127.0.0.1", 0)
+                reply.send(self.provider.base_url)
+                await trio.sleep_forever()
+
+
+class ProvidersActor(Actor):
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.providers: Providers | None = None
+
+    async def on_start(self) -> None:
+        config = self.config
+        if config.api_key:
+            base_url = config.get("model", "base_url") or None
+            client = ModelClient(api_key=config.api_key, base_url=base_url)
+            self.providers = Providers(client, config.model, False, base_url)
+            log.info("model %s through the Messages API", config.model)
+            return
+        fake = await self.ctx.spawn(
+            FakeServer(config.get("model", "fake_event_delay")), name="fake", shutdown=0
+        )
+        fake_url: str = await fake.call(_Serve())
+        client = ModelClient(api_key="offline-demo", base_url=fake_url, trust_env=False)
+        self.providers = Providers(client, config.model, True, fake_url)
+        log.warning(
+            "no ANTHROPIC_API_KEY: using the built-in fake provider (offline demo model %s at %s)",
+            config.model,
+            fake_url,
+        )
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, GetProviders):
+            return self.providers
+        return None
+
+    async def on_stop(self, reason: object) -> None:
+        if self.providers is not None:
+            with trio.move_on_after(1.0):
+                await self.providers.client.aclose()

@@ -1,0 +1,217 @@
+"""The HTTP control API (same port, same token as the WebSocket).
+
+| route | method |
+|---|---|
+| `GET /health` | `daemon.status` |
+| `GET /sessions` / `POST /sessions` | `session.list` / `session.create` |
+| `GET /sessions/{id}` | `session.get` |
+| `POST /sessions/{id}/{prompt,steer,redirect,interrupt,cancel,close,resume}` | the verb |
+| `GET /sessions/{id}/events?since=N` | server-sent events (`Last-Event-ID` works too) |
+| `GET /tree` | `tree.snapshot` |
+| `POST /actors/cancel` `{"path": ...}` | `actor.cancel` |
+| `GET /search?q=...` | `search` |
+
+Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
+One request per connection (``Connection: close``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import trio
+
+from hermes.daemon.config import Settings
+from hermes.daemon.errors import RequestError
+
+from . import protocol
+from .methods import Methods, error_code
+from .wire_http import RequestHead, error_response, json_body, response_bytes
+
+log = logging.getLogger("hermes.gateway.http")
+
+BODY_TIMEOUT = 10.0
+KEEPALIVE = 15.0
+
+_STATUS = {
+    "invalid_params": 400,
+    "bad_request": 400,
+    "parse_error": 400,
+    "unknown_method": 404,
+    "not_found": 404,
+    "unknown_session": 404,
+    "busy": 409,
+    "queue_full": 409,
+    "no_turn": 409,
+    "session_closed": 409,
+    "unknown_approval": 404,
+    "timeout": 504,
+    "overloaded": 503,
+    "unavailable": 503,
+}
+
+_VERBS = {
+    "prompt": "prompt.submit",
+    "steer": "steer",
+    "redirect": "redirect",
+    "interrupt": "interrupt",
+    "cancel": "cancel",
+    "close": "session.close",
+    "resume": "session.resume",
+}
+
+
+async def serve_http(
+    stream: trio.SocketStream,
+    head: RequestHead,
+    rest: bytes,
+    methods: Methods,
+    settings: Settings,
+) -> None:
+    max_body: int = settings.config.get("gateway", "max_body_bytes")
+    try:
+        body = await _read_body(stream, head, rest, max_body)
+        route = _route(head, body)
+    except _HttpError as exc:
+        await stream.send_all(error_response(exc.status, exc.code, str(exc)))
+        return
+    if route is None:
+        await stream.send_all(
+            error_response(404, "not_found", f"no route {head.method} {head.path}")
+        )
+        return
+    method, params = route
+    if method == "events.stream":
+        await _sse(stream, head, params, methods)
+        return
+    try:
+        result = await methods.call(method, params)
+        data = response_bytes(200, json_body({"result": result}))
+    except Exception as exc:
+        code = error_code(exc)
+        if code == "internal":
+            log.error("%s failed", method, exc_info=exc)
+        data = error_response(_STATUS.get(code, 500), code, str(exc) or type(exc).__name__)
+    await stream.send_all(data)
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+async def _read_body(
+    stream: trio.SocketStream, head: RequestHead, rest: bytes, max_body: int
+) -> dict[str, Any]:
+    if head.header("transfer-encoding"):
+        raise _HttpError(411, "bad_request", "send a Content-Length body (no chunked encoding)")
+    length_text = head.header("content-length") or "0"
+    try:
+        length = int(length_text)
+    except ValueError:
+        raise _HttpError(400, "bad_request", f"bad Content-Length {length_text!r}") from None
+    if length < 0:
+        raise _HttpError(400, "bad_request", f"bad Content-Length {length_text!r}")
+    if length > max_body:
+        raise _HttpError(
+            413, "body_too_large", f"body of {length} bytes is over the limit of {max_body}"
+        )
+    body = bytearray(rest[:length])
+    with trio.move_on_after(BODY_TIMEOUT) as scope:
+        while len(body) < length:
+            chunk = await stream.receive_some(min(65536, length - len(body)))
+            if not chunk:
+                raise _HttpError(400, "bad_request", "body shorter than its Content-Length")
+            body += chunk
+    if scope.cancelled_caught:
+        raise _HttpError(408, "timeout", "request body too slow")
+    if not body:
+        return {}
+    try:
+        value = json.loads(bytes(body))
+    except (ValueError, RecursionError) as exc:
+        raise _HttpError(400, "parse_error", f"body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _HttpError(400, "invalid_params", "body must be a JSON object")
+    return value
+
+
+def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    parts = [p for p in head.path.split("/") if p]
+    verb = head.method
+    if verb == "GET" and parts == ["health"]:
+        return "daemon.status", {}
+    if verb == "GET" and parts == ["tree"]:
+        return "tree.snapshot", {}
+    if verb == "GET" and parts == ["search"]:
+        query = head.query_one("q") or ""
+        return "search", {"query": query}
+    if parts == ["sessions"]:
+        if verb == "GET":
+            return "session.list", {}
+        if verb == "POST":
+            return "session.create", body
+    if verb == "POST" and parts == ["actors", "cancel"]:
+        return "actor.cancel", body
+    if len(parts) >= 2 and parts[0] == "sessions":
+        session = parts[1]
+        if len(parts) == 2 and verb == "GET":
+            return "session.get", {"session": session}
+        if len(parts) == 3 and verb == "POST" and parts[2] in _VERBS:
+            return _VERBS[parts[2]], {**body, "session": session}
+        if len(parts) == 3 and verb == "GET" and parts[2] == "events":
+            since = head.query_one("since") or head.header("last-event-id")
+            params: dict[str, Any] = {"session": session}
+            if since is not None:
+                try:
+                    params["since"] = int(since)
+                except ValueError:
+                    raise _HttpError(
+                        400, "invalid_params", f"since must be an integer, got {since!r}"
+                    ) from None
+            return "events.stream", params
+    return None
+
+
+async def _sse(
+    stream: trio.SocketStream, head: RequestHead, params: dict[str, Any], methods: Methods
+) -> None:
+    try:
+        entry = await methods.s.manager.lookup(params["session"])
+    except (RequestError, Exception) as exc:
+        code = error_code(exc)
+        await stream.send_all(error_response(_STATUS.get(code, 500), code, str(exc)))
+        return
+    settings = methods.s.settings
+    capacity: int = settings.config.get("gateway", "client_queue")
+    since = params.get("since")
+    start = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+        b"Connection: close\r\n\r\n"
+    )
+    with entry.hub.subscribe_since(since, capacity) as (replay, sub):
+        await stream.send_all(
+            start + f": session {entry.session_id} epoch {settings.boot_id}\n\n".encode()
+        )
+        if replay.missed:
+            notice = protocol.notice("events.dropped", entry.session_id, {"count": replay.missed})
+            await stream.send_all(_sse_frame(notice))
+        for event in replay.events:
+            await stream.send_all(_sse_frame(protocol.event_frame(event, entry.path)))
+        while True:
+            with trio.move_on_after(KEEPALIVE):
+                event = await sub.receive.receive()
+                await stream.send_all(_sse_frame(protocol.event_frame(event, entry.path)))
+                continue
+            await stream.send_all(b": keepalive\n\n")
+
+
+def _sse_frame(frame: dict[str, Any]) -> bytes:
+    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    seq = frame.get("seq")
+    head = f"id: {seq}\n" if seq is not None else ""
+    return f"{head}event: {frame['type']}\ndata: {data}\n\n".encode()

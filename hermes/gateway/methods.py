@@ -1,0 +1,320 @@
+"""The method table shared by the WebSocket and HTTP surfaces.
+
+Each method takes a params dict and returns plain data (via ``hermes.codec``)
+or raises a ``RequestError`` with a wire code. Params are checked strictly:
+wrong types and unknown names are ``invalid_params`` errors naming the param.
+``events.subscribe`` lives in the connection (it needs the connection's
+queues); everything else is here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+
+from actors import ActorExited, ActorSystem, CallTimeout, ExitReason, MailboxFull
+from hermes import __version__, codec
+from hermes.daemon.config import BUSY_MODES, Settings
+from hermes.daemon.errors import NotFound, RequestError
+from hermes.daemon.manager import (
+    Close,
+    Create,
+    Entry,
+    Get,
+    ListAll,
+    ManagerClient,
+    Resume,
+    Status,
+)
+from hermes.session import (
+    InvalidInput,
+    NoTurnRunning,
+    QueueFull,
+    SessionBusy,
+    SessionClosed,
+    SessionError,
+    UnknownApproval,
+)
+from hermes.store import StoreClient, StoreError
+from hermes.tools import ApprovalChoice
+
+_ERROR_CODES: tuple[tuple[type[Exception], str], ...] = (
+    (SessionBusy, "busy"),
+    (QueueFull, "queue_full"),
+    (NoTurnRunning, "no_turn"),
+    (SessionClosed, "session_closed"),
+    (UnknownApproval, "unknown_approval"),
+    (InvalidInput, "invalid_params"),
+    (SessionError, "session_error"),
+    (StoreError, "store_error"),
+    (CallTimeout, "timeout"),
+    (MailboxFull, "overloaded"),
+    (ActorExited, "unavailable"),
+)
+
+
+def error_code(error: Exception) -> str:
+    if isinstance(error, RequestError):
+        return error.code
+    for kind, code in _ERROR_CODES:
+        if isinstance(error, kind):
+            return code
+    return "internal"
+
+
+class Params:
+    """Strict access to a request's params; ``done()`` refuses names nobody read."""
+
+    def __init__(self, method: str, params: Mapping[str, Any]) -> None:
+        self.method = method
+        self.params = params
+        self.seen: set[str] = set()
+
+    def _bad(self, name: str, expected: str, value: Any) -> RequestError:
+        return RequestError(
+            f"{self.method}: param {name!r} must be {expected}, got "
+            f"{type(value).__name__} {value!r}"[:300],
+            "invalid_params",
+        )
+
+    def _get(self, name: str, required: bool) -> Any:
+        self.seen.add(name)
+        if name not in self.params or self.params[name] is None:
+            if required:
+                raise RequestError(f"{self.method}: param {name!r} is required", "invalid_params")
+            return None
+        return self.params[name]
+
+    def text(self, name: str) -> str:
+        value = self._get(name, True)
+        if not isinstance(value, str) or not value:
+            raise self._bad(name, "a non-empty string", value)
+        return value
+
+    def opt_str(self, name: str) -> str | None:
+        value = self._get(name, False)
+        if value is not None and not isinstance(value, str):
+            raise self._bad(name, "a string", value)
+        return value
+
+    def opt_int(
+        self, name: str, default: int | None, low: int = 0, high: int = 2**53
+    ) -> int | None:
+        value = self._get(name, False)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self._bad(name, f"an integer from {low} to {high}", value)
+        return value
+
+    def opt_bool(self, name: str, default: bool) -> bool:
+        value = self._get(name, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._bad(name, "a boolean", value)
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...]) -> str | None:
+        value = self._get(name, False)
+        if value is None:
+            return None
+        if value not in choices:
+            raise self._bad(name, "one of " + ", ".join(choices), value)
+        return str(value)
+
+    def done(self) -> None:
+        extra = sorted(str(k) for k in self.params if k not in self.seen)
+        if extra:
+            raise RequestError(
+                f"{self.method}: unknown param(s) {', '.join(extra)}", "invalid_params"
+            )
+
+
+Method = Callable[[Params], Awaitable[Any]]
+
+
+@attrs.define
+class Services:
+    system: ActorSystem
+    settings: Settings
+    manager: ManagerClient
+    store: StoreClient
+    root_path: str
+
+
+class Methods:
+    """``await methods.call(name, params)`` -> plain data, or ``RequestError``."""
+
+    def __init__(self, services: Services) -> None:
+        self.s = services
+        self.table: dict[str, Method] = {
+            "daemon.status": self.status,
+            "session.create": self.session_create,
+            "session.list": self.session_list,
+            "session.get": self.session_get,
+            "session.resume": self.session_resume,
+            "session.close": self.session_close,
+            "prompt.submit": self.prompt_submit,
+            "steer": self.steer,
+            "redirect": self.redirect,
+            "interrupt": self.interrupt,
+            "cancel": self.cancel,
+            "actor.cancel": self.actor_cancel,
+            "tree.snapshot": self.tree_snapshot,
+            "approval.respond": self.approval_respond,
+            "search": self.search,
+        }
+
+    @property
+    def names(self) -> list[str]:
+        return sorted([*self.table, "events.subscribe", "events.unsubscribe"])
+
+    async def call(self, method: str, params: Mapping[str, Any]) -> Any:
+        handler = self.table.get(method)
+        if handler is None:
+            raise RequestError(
+                f"unknown method {method[:100]!r} (known: {', '.join(self.names)})",
+                "unknown_method",
+            )
+        return await handler(Params(method, params))
+
+    async def entry(self, p: Params) -> Entry:
+        return await self.s.manager.lookup(p.text("session"))
+
+    # -- methods -----------------------------------------------------------------------
+
+    async def status(self, p: Params) -> Any:
+        p.done()
+        info = await self.s.manager.call(Status())
+        settings = self.s.settings
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "boot_id": settings.boot_id,
+            "uptime": round(time.time() - settings.started_at, 3),
+            **info,
+        }
+
+    async def session_create(self, p: Params) -> Any:
+        create = Create(p.opt_str("title"), p.opt_str("cwd"), p.choice("busy_mode", BUSY_MODES))
+        p.done()
+        return codec.to_plain(await self.s.manager.call(create))
+
+    async def session_list(self, p: Params) -> Any:
+        limit = p.opt_int("limit", 50, 1, 1000)
+        include = p.opt_bool("include_ended", True)
+        p.done()
+        assert limit is not None
+        return codec.to_plain(await self.s.manager.call(ListAll(limit, include)))
+
+    async def session_get(self, p: Params) -> Any:
+        request = Get(p.text("session"))
+        p.done()
+        return codec.to_plain(await self.s.manager.call(request))
+
+    async def session_resume(self, p: Params) -> Any:
+        request = Resume(p.text("session"))
+        p.done()
+        return codec.to_plain(await self.s.manager.call(request))
+
+    async def session_close(self, p: Params) -> Any:
+        request = Close(p.text("session"), p.opt_str("reason") or "closed by the user")
+        p.done()
+        return await self.s.manager.call(request)
+
+    async def prompt_submit(self, p: Params) -> Any:
+        text = p.text("text")
+        mode = p.choice("mode", BUSY_MODES)
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(await entry.handle.prompt(text, mode=mode))
+
+    async def steer(self, p: Params) -> Any:
+        text = p.text("text")
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(await entry.handle.steer(text))
+
+    async def redirect(self, p: Params) -> Any:
+        text = p.text("text")
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(await entry.handle.redirect(text))
+
+    async def interrupt(self, p: Params) -> Any:
+        reason = p.opt_str("reason") or "interrupted by the user"
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(await entry.handle.interrupt(reason))
+
+    async def cancel(self, p: Params) -> Any:
+        reason = p.opt_str("reason") or "cancelled by the user"
+        entry = await self.entry(p)
+        p.done()
+        cancelled = await entry.handle.cancel(reason)
+        result = cancelled.result
+        return {
+            "cancelled": result is not None,
+            "turn": result.turn if result is not None else None,
+            "reason": result.reason.value if result is not None else None,
+            "text": result.text if result is not None else None,
+            "dropped": list(cancelled.dropped),
+        }
+
+    async def actor_cancel(self, p: Params) -> Any:
+        path = p.text("path")
+        p.done()
+        root = self.s.root_path
+        if path == root or not path.startswith(root + "/"):
+            raise RequestError(
+                f"actor.cancel: {path!r} is not an actor under {root} (the root itself "
+                "is stopped with `hermes daemon stop`)",
+                "invalid_params",
+            )
+        ref = self.s.system.lookup(path)
+        if ref is None:
+            raise NotFound(f"no live actor at {path!r}")
+        reason = await ref.kill(ExitReason.cancelled(by="gateway", detail="actor.cancel"))
+        return {"path": path, "reason": reason.describe()}
+
+    async def tree_snapshot(self, p: Params) -> Any:
+        p.done()
+        return _finite(self.s.system.snapshot())
+
+    async def approval_respond(self, p: Params) -> Any:
+        request_id = p.opt_int("request_id", None)
+        if request_id is None:
+            raise RequestError("approval.respond: param 'request_id' is required", "invalid_params")
+        choice = p.choice("choice", tuple(c.value for c in ApprovalChoice))
+        if choice is None:
+            raise RequestError("approval.respond: param 'choice' is required", "invalid_params")
+        entry = await self.entry(p)
+        p.done()
+        await entry.handle.respond_approval(request_id, choice)
+        return {"request_id": request_id, "choice": choice}
+
+    async def search(self, p: Params) -> Any:
+        query = p.text("query")
+        limit = p.opt_int("limit", 20, 1, 200)
+        session = p.opt_str("session")
+        p.done()
+        assert limit is not None
+        hits = await self.s.store.search(query, limit=limit, session_id=session)
+        return codec.to_plain(hits)
+
+
+def _finite(value: Any) -> Any:
+    """Snapshots may hold ``inf`` budgets; JSON has no infinity."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
