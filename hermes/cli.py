@@ -312,6 +312,31 @@ def search(query: str, as_json: bool) -> None:
         click.echo(f"{hit['session_id']} #{hit['seq']} {hit['role']}: {hit['snippet']}")
 
 
+@main.command("orphans")
+@click.option("--kill", "kill_them", is_flag=True, help="Kill them (fingerprint re-checked first).")
+@click.option("--process", "process_id", default=None, help="Only this process id.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def orphans(kill_them: bool, process_id: str | None, as_json: bool) -> None:
+    """Background processes a dead daemon left running; --kill kills them.
+
+    A process whose pid now names another program is never signalled: it is
+    marked lost. Asks the running daemon, which owns the store.
+    """
+    if kill_them:
+        params = {} if process_id is None else {"process": process_id}
+        rows = _run(lambda: _call("orphans.kill", **params))
+    else:
+        rows = _run(lambda: _call("orphans.list"))
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        click.echo("no orphaned background processes")
+    for row in rows:
+        state = row.get("action") or row.get("liveness")
+        click.echo(f"{row['id']}  pid {row['pid']}  {state}  {row['command'][:60]}")
+
+
 @main.command("tree")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tree(as_json: bool) -> None:

@@ -31,6 +31,7 @@ from hermes.daemon.manager import (
     Resume,
     Status,
 )
+from hermes.processes import kill_orphans, list_orphans
 from hermes.session import (
     InvalidInput,
     NoTurnRunning,
@@ -40,7 +41,7 @@ from hermes.session import (
     SessionError,
     UnknownApproval,
 )
-from hermes.store import StoreClient, StoreError
+from hermes.store import ProcessRecord, StoreClient, StoreError
 from hermes.tools import ApprovalChoice
 
 _ERROR_CODES: tuple[tuple[type[Exception], str], ...] = (
@@ -169,6 +170,8 @@ class Methods:
             "tree.snapshot": self.tree_snapshot,
             "approval.respond": self.approval_respond,
             "search": self.search,
+            "orphans.list": self.orphans_list,
+            "orphans.kill": self.orphans_kill,
         }
 
     @property
@@ -307,6 +310,34 @@ class Methods:
         assert limit is not None
         hits = await self.s.store.search(query, limit=limit, session_id=session)
         return codec.to_plain(hits)
+
+
+    async def orphans_list(self, p: Params) -> Any:
+        """Background processes whose daemon died (see ``hermes.processes.orphans``)."""
+        p.done()
+        orphans = await list_orphans(self.s.store)
+        return [_orphan(o.record, o.liveness.value) for o in orphans]
+
+    async def orphans_kill(self, p: Params) -> Any:
+        ids = p.opt_str("process")
+        p.done()
+        outcomes = await kill_orphans(self.s.store, None if ids is None else {ids})
+        return [{**_orphan(o.record, None), "action": o.action} for o in outcomes]
+
+
+def _orphan(record: ProcessRecord, liveness: str | None) -> dict[str, Any]:
+    out = {
+        "id": record.id,
+        "session": record.session_id,
+        "command": record.command,
+        "pid": record.pid,
+        "pgid": record.pgid,
+        "owner_pid": record.owner_pid,
+        "started_at": record.started_at,
+    }
+    if liveness is not None:
+        out["liveness"] = liveness
+    return out
 
 
 def _finite(value: Any) -> Any:
