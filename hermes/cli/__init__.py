@@ -1,0 +1,15 @@
+"""The ``hermes`` command line: a click group whose commands live in one module per area.
+
+| module | commands |
+|---|---|
+| ``app.py`` | the group; shared helpers (paths, finding or starting the daemon, errors) |
+| ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
+| ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
+| ``chat.py`` | ``chat`` |
+| ``fake_provider.py`` | ``fake-provider`` |
+"""
+
+from . import chat, commands, daemon_commands, fake_provider
+from .app import main
+
+__all__ = ["chat", "commands", "daemon_commands", "fake_provider", "main"]

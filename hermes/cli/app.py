@@ -1,0 +1,86 @@
+"""The ``hermes`` click group and what every command shares: paths, the daemon, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from hermes import __version__
+
+T = TypeVar("T")
+
+
+@click.group()
+@click.version_option(__version__, prog_name="hermes")
+def main() -> None:
+    """Hermes on Trio: an agent daemon built from supervised actors.
+
+    `hermes chat` starts the daemon if none runs and talks to it;
+    `hermes daemon` runs it in the foreground. See docs/protocol.md.
+    """
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"hermes: {message}", err=True)
+    sys.exit(code)
+
+
+def daemon_paths() -> Any:
+    from hermes.daemon.config import ConfigError, prepare
+    from hermes.daemon.paths import resolve_paths
+
+    try:
+        _, paths = prepare()
+    except ConfigError as exc:
+        click.echo(
+            f"hermes: warning: invalid configuration (a daemon would refuse it):\n{exc}", err=True
+        )
+        return resolve_paths()
+    return paths
+
+
+def daemon_endpoint(start: bool = False) -> Any:
+    from hermes.daemon.control import StartFailed, start_background
+    from hermes.gateway.client import NoDaemon, find_daemon
+
+    paths = daemon_paths()
+    try:
+        return find_daemon(paths)
+    except NoDaemon as exc:
+        if not start:
+            fail(str(exc))
+    try:
+        endpoint = start_background(paths)
+    except StartFailed as exc:
+        fail(str(exc))
+    click.echo(f"hermes: started the daemon (pid {endpoint.pid})", err=True)
+    return endpoint
+
+
+def run_async(fn: Callable[[], Awaitable[T]]) -> T:
+    import trio
+    import trio_websocket
+
+    from hermes.gateway.client import GatewayError
+
+    try:
+        return trio.run(fn)
+    except GatewayError as exc:
+        fail(f"{exc.code}: {exc.message}")
+    except (trio_websocket.HandshakeError, OSError) as exc:
+        fail(f"cannot talk to the daemon: {type(exc).__name__}: {exc}")
+
+
+async def call_daemon(method: str, **params: Any) -> Any:
+    from hermes.gateway.client import connect
+
+    async with connect(daemon_endpoint()) as client:
+        return await client.call(method, **params)
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))

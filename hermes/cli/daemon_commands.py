@@ -1,0 +1,105 @@
+"""``hermes daemon [start|stop|status]`` and ``hermes logs``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .app import call_daemon, daemon_paths, fail, main, print_json, run_async
+
+
+@main.group("daemon", invoke_without_command=True)
+@click.pass_context
+def daemon(ctx: click.Context) -> None:
+    """Run the daemon in the foreground (or: start, stop, status)."""
+    if ctx.invoked_subcommand is None:
+        from hermes.daemon.app import run_daemon
+
+        sys.exit(run_daemon())
+
+
+@daemon.command("start")
+def daemon_start() -> None:
+    """Start the daemon in the background (nothing to do if one runs)."""
+    from hermes.daemon.control import StartFailed, start_background
+    from hermes.gateway.client import NoDaemon, find_daemon
+
+    paths = daemon_paths()
+    try:
+        endpoint = find_daemon(paths)
+        click.echo(f"hermes daemon already running (pid {endpoint.pid}) at {endpoint.url}")
+        return
+    except NoDaemon:
+        pass
+    try:
+        endpoint = start_background(paths)
+    except StartFailed as exc:
+        fail(str(exc))
+    click.echo(f"hermes daemon started (pid {endpoint.pid}) at {endpoint.url}")
+
+
+@daemon.command("stop")
+@click.option("--force", is_flag=True, help="SIGKILL instead of a graceful SIGTERM.")
+@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait.")
+def daemon_stop(force: bool, timeout: float) -> None:
+    """Stop the running daemon (gracefully: turns settled, processes killed)."""
+    from hermes.daemon.control import stop_daemon
+    from hermes.gateway.client import NoDaemon
+
+    try:
+        pid = stop_daemon(daemon_paths(), timeout, force)
+    except (NoDaemon, TimeoutError) as exc:
+        fail(str(exc))
+    click.echo(f"hermes daemon stopped (pid {pid})")
+
+
+@daemon.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def daemon_status(as_json: bool) -> None:
+    """Whether the daemon runs, where, and with which model."""
+    from hermes.gateway.client import NoDaemon, find_daemon
+
+    paths = daemon_paths()
+    try:
+        endpoint = find_daemon(paths)
+    except NoDaemon as exc:
+        if as_json:
+            print_json({"running": False, "reason": str(exc)})
+        fail(str(exc), 3)
+    status = run_async(lambda: call_daemon("daemon.status"))
+    info = {
+        "running": True,
+        "url": endpoint.url,
+        **status,
+        "token_file": str(paths.token_file),
+        "log": str(paths.log_file),
+    }
+    if as_json:
+        print_json(info)
+        return
+    model = (
+        f"{status['model']} (offline demo model: no ANTHROPIC_API_KEY)"
+        if status["demo"]
+        else status["model"]
+    )
+    click.echo(f"hermes daemon running (pid {status['pid']}) at {endpoint.url}")
+    click.echo(f"  model:    {model}")
+    click.echo(f"  sessions: {status['sessions_running']} running")
+    click.echo(f"  uptime:   {status['uptime']:.0f}s")
+    click.echo(f"  token:    {paths.token_file}")
+    click.echo(f"  log:      {paths.log_file}")
+
+
+@main.command("logs")
+@click.option("-n", "lines", default=50, show_default=True, help="How many lines.")
+@click.option("--raw", is_flag=True, help="The JSON lines as written.")
+def logs(lines: int, raw: bool) -> None:
+    """Show the daemon's structured log."""
+    from hermes.daemon.logs import format_line
+
+    path = daemon_paths().log_file
+    if not path.exists():
+        fail(f"no log yet at {path}")
+    for line in path.read_text(errors="replace").splitlines()[-lines:]:
+        click.echo(line if raw else format_line(line))
