@@ -219,21 +219,17 @@ def _tail(conn: apsw.Connection, session_id: str, before_seq: int) -> Tail:
     role = conn.execute(
         "SELECT role FROM messages WHERE session_id = ? AND seq = ?", (session_id, before_seq - 1)
     ).get
-    last_uses = frozenset(
-        row[0]
-        for row in conn.execute(
-            "SELECT tool_use_id FROM tool_calls WHERE session_id = ? AND use_seq = ?",
-            (session_id, before_seq - 1),
-        )
-    )
-    open_uses = tuple(
-        row[0]
-        for row in conn.execute(
-            "SELECT tool_use_id FROM tool_calls WHERE session_id = ? AND use_seq < ? "
+    # One query for both: the uses of the last message are all still open at
+    # ``before_seq`` (a result answers the message just before it, so comes later).
+    rows = list(
+        conn.execute(
+            "SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? AND use_seq < ? "
             "AND (result_seq IS NULL OR result_seq >= ?) ORDER BY use_seq, block",
             (session_id, before_seq, before_seq),
         )
     )
+    last_uses = frozenset(row[0] for row in rows if row[1] == before_seq - 1)
+    open_uses = tuple(row[0] for row in rows)
     return Tail(before_seq, cast(Role, role), last_uses, open_uses)
 
 
@@ -278,17 +274,20 @@ def _check_new_tool_uses(
                         session_id=session_id,
                     )
                 seen[block.id] = first_seq + offset
-    for tool_use_id, seq in seen.items():
-        used_at = conn.execute(
-            "SELECT use_seq FROM tool_calls WHERE session_id = ? AND tool_use_id = ?",
-            (session_id, tool_use_id),
-        ).get
-        if used_at is not None:
-            raise InvalidTranscript(
-                op,
-                f"message seq {seq}: tool_use id {tool_use_id!r} was already used at seq {used_at}",
-                session_id=session_id,
-            )
+    if not seen:
+        return
+    marks = ", ".join("?" * len(seen))
+    for tool_use_id, used_at in conn.execute(
+        f"SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? "
+        f"AND tool_use_id IN ({marks}) ORDER BY use_seq, block LIMIT 1",
+        (session_id, *seen),
+    ):
+        raise InvalidTranscript(
+            op,
+            f"message seq {seen[tool_use_id]}: tool_use id {tool_use_id!r} was already used "
+            f"at seq {used_at}",
+            session_id=session_id,
+        )
 
 
 def _record_tools(conn: apsw.Connection, session_id: str, seq: int, message: Message) -> None:
