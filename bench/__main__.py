@@ -6,7 +6,15 @@ import argparse
 import logging
 import sys
 
-BENCHMARKS = ("runtime", "supervision", "model", "session", "processes", "subagents")
+BENCHMARKS = (
+    "runtime",
+    "supervision",
+    "model",
+    "session",
+    "processes",
+    "subagents",
+    "gateway",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import subagents
 
         return subagents.main(args.json, args.quick, args.reps)
+    if args.name == "gateway":
+        from . import gateway
+
+        return gateway.main(args.json, args.quick, args.reps)
     if args.name == "processes":
         from . import processes
 

@@ -224,8 +224,11 @@ async def cancel_once(bench: Bench, n: int) -> float:
             if len(streaming) == n and len(children("sleep")) >= n:
                 break
             await trio.sleep(0.05)
-    await trio.sleep(0.05)  # every stream has deltas flowing
+    # Collect first, then let the loop catch up: a full collection here takes
+    # 150-300 ms, and the stream data piling up meanwhile would otherwise be
+    # measured as cancel latency (the cancel command waited behind it).
     gc.collect()
+    await trio.sleep(0.05)  # every stream has deltas flowing, no backlog
     start = time.perf_counter()
     await parent.cancel()
     elapsed = (time.perf_counter() - start) * 1000

@@ -1,4 +1,5 @@
-"""One-shot commands for scripts: sessions, send, steer, stop, cancel, search, orphans, tree."""
+"""One-shot commands for scripts: sessions, send, steer, stop, cancel, search, orphans, ps,
+approve, tree."""
 
 from __future__ import annotations
 
@@ -159,16 +160,91 @@ def orphans(kill_them: bool, process_id: str | None, as_json: bool) -> None:
         click.echo(f"{row['id']}  pid {row['pid']}  {state}  {row['command'][:60]}")
 
 
+@main.command("ps")
+@click.option("--session", "session_id", default=None, help="Only this session's processes.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def ps(session_id: str | None, as_json: bool) -> None:
+    """Background processes of every running session (or of one)."""
+    params = {} if session_id is None else {"session": session_id}
+    rows = run_async(lambda: call_daemon("process.list", **params))
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("no background processes")
+        return
+    for row in rows:
+        code = row.get("exit_code")
+        status = row["status"] if code is None else f"{row['status']}({code})"
+        click.echo(
+            f"{row['id']}  {row['session']}  pid {row['pid']:<7}  {status:12}  "
+            f"{row['runtime']:7.1f}s  {row['command'][:60]}"
+        )
+
+
+@main.command("approve")
+@click.argument("request_id", type=int)
+@click.argument("choice", type=click.Choice(["once", "session", "always", "deny"]))
+@click.option("--session", "session_id", required=True, help="The session that asked.")
+def approve(request_id: int, choice: str, session_id: str) -> None:
+    """Answer an approval request (the first answer from any client wins)."""
+    run_async(
+        lambda: call_daemon(
+            "approval.respond", session=session_id, request_id=request_id, choice=choice
+        )
+    )
+    click.echo(f"approval {request_id} of {session_id}: {choice}")
+
+
 @main.command("tree")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def tree(as_json: bool) -> None:
+@click.option("--watch", is_flag=True, help="Redraw every --interval seconds until Ctrl+C.")
+@click.option("--interval", default=1.0, show_default=True, help="Seconds between redraws.")
+def tree(as_json: bool, watch: bool, interval: float) -> None:
     """The daemon's supervision tree: state, mailbox depth, heartbeat age, restarts."""
+    if watch:
+        sys.exit(run_async(lambda: _watch_tree(as_json, max(interval, 0.05))))
     snapshot = run_async(lambda: call_daemon("tree.snapshot"))
     if as_json:
         print_json(snapshot)
         return
     for line in render_tree(snapshot):
         click.echo(line)
+
+
+async def _watch_tree(as_json: bool, interval: float) -> int:
+    """One connection, a snapshot per interval; Ctrl+C (or SIGTERM) ends it with 0."""
+    import signal
+
+    import trio
+
+    from hermes.gateway.client import connect
+
+    clear = sys.stdout.isatty() and not as_json
+
+    async def draw(client: Any) -> None:
+        while True:
+            snapshot = await client.call("tree.snapshot")
+            if as_json:
+                click.echo(json.dumps(snapshot, ensure_ascii=False))
+            else:
+                stamp = time.strftime("%H:%M:%S")
+                head = f"hermes tree  {stamp}  {snapshot.get('actors', '?')} actors"
+                body = "\n".join([head, *render_tree(snapshot)])
+                click.echo(("\x1b[H\x1b[2J" if clear else "") + body + "\n")
+            await trio.sleep(interval)
+
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with connect(daemon_endpoint()) as client, trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+            await draw(client)
+    return 0
 
 
 def render_tree(snapshot: dict[str, Any]) -> list[str]:

@@ -135,6 +135,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "max_body_bytes": Key(1 << 20, _int(1024), "largest HTTP request body"),
         "client_queue": Key(1000, _int(1), "events buffered per client subscription"),
         "replay_events": Key(2000, _int(0), "events kept per session for since= replay"),
+        "stored_events": Key(
+            20000, _int(0), "events kept per session in the database (0 = none stored)"
+        ),
         "max_connections": Key(4096, _int(1), "concurrent connections"),
         "requests_in_flight": Key(32, _int(1), "concurrent requests per connection"),
     },

@@ -5,15 +5,17 @@ incarnation of the session actor, so subscribers (gateway clients) survive
 session restarts. ``publish`` is synchronous and never blocks: the ring is a
 bounded deque (oldest events fall off).
 
-Replay is from memory only: after a daemon restart sequence numbers start
-again at 1 under a new ``epoch`` (the daemon's boot id), and a client whose
-epoch differs gets no replay. Persisted replay from the database is a later
-step.
+The ring is the fast path; older events come from the database (the
+manager's ``EventLog`` writes every event in batches). A hub made after a
+daemon restart continues the numbering from the last stored seq (``base``),
+so ``since`` keeps its meaning; events the killed daemon never stored are
+gone, and their seqs are given to new events (a client from the old
+``epoch`` is replayed from ``base``).
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +23,10 @@ from typing import Any
 import attrs
 
 from hermes.session import EventHub, SessionEvent, Subscriber
+from hermes.session.events import ApprovalRequested, ApprovalResolved
+
+RESOLVED_KEPT = 256
+"""Answered approval requests remembered per session (for a clear error to late answers)."""
 
 
 @attrs.frozen(slots=True)
@@ -38,11 +44,23 @@ class Replay:
 
 
 class RecordingHub(EventHub):
-    def __init__(self, session_id: str, ring: int) -> None:
+    def __init__(self, session_id: str, ring: int, base: int = 0) -> None:
         super().__init__(session_id)
+        self.seq = base
+        self.base = base
+        """The last seq stored in the database when this hub was made (numbering goes on
+        from there, so a ``since`` stays meaningful across daemon restarts)."""
         self.ring: deque[SessionEvent] = deque(maxlen=ring) if ring > 0 else deque(maxlen=0)
+        self.resolved: OrderedDict[int, str] = OrderedDict()
+        """Approval request id -> the choice that settled it (the first answer)."""
 
     def publish(self, payload: Any) -> SessionEvent:
+        if isinstance(payload, ApprovalResolved):
+            self.resolved[payload.request_id] = payload.choice
+            if len(self.resolved) > RESOLVED_KEPT:
+                self.resolved.popitem(last=False)
+        elif isinstance(payload, ApprovalRequested):
+            self.resolved.pop(payload.request_id, None)  # ids restart with a new incarnation
         event = super().publish(payload)
         self.ring.append(event)
         return event
@@ -53,6 +71,11 @@ class RecordingHub(EventHub):
         first = events[0].seq if events else self.seq + 1
         missed = max(0, first - since - 1)
         return Replay(events, missed)
+
+    @property
+    def first_held(self) -> int:
+        """The oldest seq the ring still holds (``seq + 1`` when it holds none)."""
+        return self.ring[0].seq if self.ring else self.seq + 1
 
     @contextmanager
     def subscribe_since(

@@ -1,6 +1,7 @@
 """The ``sessions`` manager: live sessions under a dynamic supervisor, one hub each.
 
     sessions            SessionsManager: create / list / get / resume / close, lookup by id
+    |-- events          EventWriter: every session event to the store, in batches (eventlog.py)
     `-- sup             DynamicSupervisor (template: a session, transient)
         `-- session-<id>   SessionActor (restarted after a crash, resumed from the store)
 
@@ -11,6 +12,12 @@ daemon restart) resume it from the store; an unknown id is an
 ``UnknownSession`` error, a closed one ``SessionIsClosed`` until resumed.
 Requests that fail come back as ``Failed`` values, raised in the caller by
 ``ManagerClient``: a bad request never crashes the manager.
+
+Sessions may delegate: the manager holds the daemon's ``SubagentRuntime``
+(the spawn gate shared by every session) and gives each session its host and
+the ``delegate_task`` tool. An ``Entry`` also carries a ``ProcessService`` for
+the session's process registry (its child ``processes``, looked up by path at
+each lookup, so a restarted registry is found).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 import attrs
 
 from actors import Actor, ActorRef, ExitReason
+from hermes.processes import ProcessConfig, ProcessService
 from hermes.session import (
     BusyMode,
     SessionActor,
@@ -32,6 +40,8 @@ from hermes.session import (
     SessionHandle,
 )
 from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
+from hermes.store.event_queries import LastEventSeq
+from hermes.subagents import SubagentRuntime, with_delegation
 from hermes.tools import default_registry
 from supervisors import (
     ChildHandle,
@@ -44,12 +54,15 @@ from supervisors import (
 
 from .config import BUSY_MODES, Settings
 from .errors import RequestError, SessionIsClosed, UnknownSession
+from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders, Providers
 
 log = logging.getLogger("hermes.daemon.sessions")
 
 SESSION_SHUTDOWN = 15.0  # the session's own budget (12 s) plus margin
+PROCESSES_NAME = "processes"
+"""The name a session gives its process registry (``spawn_process_registry``'s default)."""
 
 
 # -- requests ------------------------------------------------------------------------------
@@ -97,6 +110,11 @@ class Status:
 
 
 @attrs.frozen(slots=True)
+class Running:
+    """Answered with an ``Entry`` per running session (none is resumed)."""
+
+
+@attrs.frozen(slots=True)
 class Failed:
     error: Exception
 
@@ -110,6 +128,8 @@ class Entry:
     handle: SessionHandle
     hub: RecordingHub
     path: str
+    processes: ProcessService | None = None
+    """The session's background-process registry (its child ``processes``), if running."""
 
 
 @attrs.frozen(slots=True)
@@ -169,7 +189,16 @@ class SessionsManager(Actor):
             raise RuntimeError("the store and providers must start before the sessions manager")
         self.store = StoreClient(store_ref)
         self.providers: Providers = await providers_ref.call(GetProviders())
-        self.registry = default_registry()
+        self.subagents = SubagentRuntime()
+        self.process_config = ProcessConfig()
+        self.registry = with_delegation(default_registry())
+        self.event_log = EventLog(self.settings.config.get("gateway", "stored_events"))
+        if self.event_log.enabled:  # before ``sup``: it stops after the sessions, writing theirs
+            await self.ctx.spawn(
+                EventWriter(self.event_log, self.store),
+                name="events",
+                shutdown=STOP_FLUSH_TIMEOUT + 1.0,
+            )
         template = ChildSpec(
             "session", make_session, restart=Restart.TRANSIENT, shutdown=SESSION_SHUTDOWN
         )
@@ -201,13 +230,28 @@ class SessionsManager(Actor):
         )
 
     def _deps(self) -> SessionDeps:
-        return SessionDeps(store=self.store, client=self.providers.client, registry=self.registry)
+        return SessionDeps(
+            store=self.store,
+            client=self.providers.client,
+            registry=self.registry,
+            processes=self.process_config,
+            subagents=self.subagents.host(),
+        )
+
+    def _entry(self, session_id: str, live: _Live) -> Entry:
+        """What callers need of a running session (the registry looked up by its path)."""
+        assert live.handle is not None
+        ref = self.ctx.system.lookup(f"{live.path}/{PROCESSES_NAME}")
+        processes = ProcessService(ref, config=self.process_config) if ref is not None else None
+        return Entry(session_id, live.handle, live.hub, live.path, processes)
 
     async def _start(
         self, session_id: str, config: SessionConfig, hub: RecordingHub | None
     ) -> _Live:
-        ring = self.settings.config.get("gateway", "replay_events")
-        hub = hub or RecordingHub(session_id, ring)
+        if hub is None:
+            ring = self.settings.config.get("gateway", "replay_events")
+            hub = RecordingHub(session_id, ring, await self._last_stored(session_id))
+            hub.observe(self.event_log.add)
         name = f"session-{session_id}"
         child = await self.sup.start_child(None, config, self._deps(), session_id, hub, name=name)
         assert child is not None
@@ -215,6 +259,16 @@ class SessionsManager(Actor):
         self.live[session_id] = live
         log.info("session %s started at %s", session_id, live.path)
         return live
+
+    async def _last_stored(self, session_id: str) -> int:
+        if not self.event_log.enabled:
+            return 0
+        try:
+            last: int = await self.store.request(LastEventSeq(session_id), timeout=5.0)
+        except StoreError as exc:
+            log.warning("session %s: stored events unknown (%s); numbering from 0", session_id, exc)
+            return 0
+        return last
 
     async def _info(self, session_id: str) -> SessionInfo:
         if not isinstance(session_id, str) or not session_id:
@@ -281,8 +335,13 @@ class SessionsManager(Actor):
     async def _handle(self, message: object) -> object:
         if isinstance(message, Lookup):
             live = await self._ensure(message.session_id)
-            assert live.handle is not None
-            return Entry(message.session_id, live.handle, live.hub, live.path)
+            return self._entry(message.session_id, live)
+        if isinstance(message, Running):
+            return [
+                self._entry(session_id, live)
+                for session_id, live in self.live.items()
+                if live.running and live.handle is not None
+            ]
         if isinstance(message, Create):
             if message.busy_mode is not None and message.busy_mode not in BUSY_MODES:
                 raise RequestError(

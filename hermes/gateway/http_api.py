@@ -10,6 +10,11 @@
 | `GET /tree` | `tree.snapshot` |
 | `POST /actors/cancel` `{"path": ...}` | `actor.cancel` |
 | `GET /search?q=...` | `search` |
+| `GET /processes`, `GET /sessions/{id}/processes` | `process.list` (all running sessions, or one) |
+| `POST /sessions/{id}/processes/{process}/kill` | `process.kill` |
+| `GET /sessions/{id}/subagents` | `subagent.list` |
+| `POST /sessions/{id}/subagents/{subagent}/{steer,stop}` | `subagent.steer` / `subagent.stop` |
+| `POST /sessions/{id}/approvals/{request_id}` `{"choice": ...}` | `approval.respond` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -28,6 +33,7 @@ from hermes.daemon.errors import RequestError
 
 from . import protocol
 from .methods import Methods, error_code
+from .replay import from_store
 from .wire_http import RequestHead, error_response, json_body, response_bytes
 
 log = logging.getLogger("hermes.gateway.http")
@@ -47,6 +53,11 @@ _STATUS = {
     "no_turn": 409,
     "session_closed": 409,
     "unknown_approval": 404,
+    "already_answered": 409,
+    "unknown_subagent": 404,
+    "subagent_error": 409,
+    "unknown_process": 404,
+    "process_error": 409,
     "timeout": 504,
     "overloaded": 503,
     "unavailable": 503,
@@ -157,8 +168,13 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
             return "session.create", body
     if verb == "POST" and parts == ["actors", "cancel"]:
         return "actor.cancel", body
+    if verb == "GET" and parts == ["processes"]:
+        return "process.list", {}
     if len(parts) >= 2 and parts[0] == "sessions":
         session = parts[1]
+        owned = _owned_route(verb, parts[2:], body, session)
+        if owned is not None:
+            return owned
         if len(parts) == 2 and verb == "GET":
             return "session.get", {"session": session}
         if len(parts) == 3 and verb == "POST" and parts[2] in _VERBS:
@@ -174,6 +190,31 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
                         400, "invalid_params", f"since must be an integer, got {since!r}"
                     ) from None
             return "events.stream", params
+    return None
+
+
+def _owned_route(
+    verb: str, rest: list[str], body: dict[str, Any], session: str
+) -> tuple[str, dict[str, Any]] | None:
+    """A session's processes, subagents and approvals."""
+    if rest == ["processes"] and verb == "GET":
+        return "process.list", {"session": session}
+    if rest == ["subagents"] and verb == "GET":
+        return "subagent.list", {"session": session}
+    if verb != "POST" or len(rest) < 2:
+        return None
+    if rest[0] == "processes" and len(rest) == 3 and rest[2] == "kill":
+        return "process.kill", {**body, "session": session, "process": rest[1]}
+    if rest[0] == "subagents" and len(rest) == 3 and rest[2] in ("steer", "stop"):
+        return f"subagent.{rest[2]}", {**body, "session": session, "subagent": rest[1]}
+    if rest[0] == "approvals" and len(rest) == 2:
+        try:
+            request_id = int(rest[1])
+        except ValueError:
+            raise _HttpError(
+                400, "invalid_params", f"request id must be an integer, got {rest[1]!r}"
+            ) from None
+        return "approval.respond", {**body, "session": session, "request_id": request_id}
     return None
 
 
@@ -197,9 +238,12 @@ async def _sse(
         await stream.send_all(
             start + f": session {entry.session_id} epoch {settings.boot_id}\n\n".encode()
         )
-        if replay.missed:
-            notice = protocol.notice("events.dropped", entry.session_id, {"count": replay.missed})
+        stored, missed = await from_store(methods.s.store, entry, since, replay)
+        if missed:
+            notice = protocol.notice("events.dropped", entry.session_id, {"count": missed})
             await stream.send_all(_sse_frame(notice))
+        for frame in stored:
+            await stream.send_all(_sse_frame(frame))
         for event in replay.events:
             await stream.send_all(_sse_frame(protocol.event_frame(event, entry.path)))
         while True:

@@ -9,6 +9,7 @@ queues); everything else is here.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
+import trio
 
 from actors import ActorExited, ActorSystem, CallTimeout, ExitReason, MailboxFull
 from hermes import __version__, codec
@@ -29,9 +31,18 @@ from hermes.daemon.manager import (
     ListAll,
     ManagerClient,
     Resume,
+    Running,
     Status,
 )
-from hermes.processes import kill_orphans, list_orphans
+from hermes.processes import (
+    ProcessError,
+    ProcessInfo,
+    ProcessNotFound,
+    ProcessService,
+    ProcessServiceUnavailable,
+    kill_orphans,
+    list_orphans,
+)
 from hermes.session import (
     InvalidInput,
     NoTurnRunning,
@@ -42,9 +53,20 @@ from hermes.session import (
     UnknownApproval,
 )
 from hermes.store import ProcessRecord, StoreClient, StoreError
+from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
 
+log = logging.getLogger("hermes.gateway.methods")
+
+PROCESS_LIST_TIMEOUT = 5.0
+"""Bound on one session's registry answering ``process.list`` (across sessions: skipped)."""
+
 _ERROR_CODES: tuple[tuple[type[Exception], str], ...] = (
+    (UnknownSubagent, "unknown_subagent"),
+    (DelegationError, "subagent_error"),
+    (ProcessNotFound, "unknown_process"),
+    (ProcessServiceUnavailable, "unavailable"),
+    (ProcessError, "process_error"),
     (SessionBusy, "busy"),
     (QueueFull, "queue_full"),
     (NoTurnRunning, "no_turn"),
@@ -172,6 +194,11 @@ class Methods:
             "search": self.search,
             "orphans.list": self.orphans_list,
             "orphans.kill": self.orphans_kill,
+            "subagent.list": self.subagent_list,
+            "subagent.steer": self.subagent_steer,
+            "subagent.stop": self.subagent_stop,
+            "process.list": self.process_list,
+            "process.kill": self.process_kill,
         }
 
     @property
@@ -254,6 +281,8 @@ class Methods:
         reason = p.opt_str("reason") or "interrupted by the user"
         entry = await self.entry(p)
         p.done()
+        if not (await entry.handle.state()).busy and not await _subagents_active(entry):
+            raise NoTurnRunning(f"session {entry.session_id} is idle: nothing to interrupt")
         return codec.to_plain(await entry.handle.interrupt(reason))
 
     async def cancel(self, p: Params) -> Any:
@@ -299,7 +328,17 @@ class Methods:
             raise RequestError("approval.respond: param 'choice' is required", "invalid_params")
         entry = await self.entry(p)
         p.done()
-        await entry.handle.respond_approval(request_id, choice)
+        try:
+            await entry.handle.respond_approval(request_id, choice)
+        except UnknownApproval:
+            first = entry.hub.resolved.get(request_id)
+            if first is None:
+                raise
+            raise RequestError(
+                f"approval request {request_id} of session {entry.session_id} was already "
+                f"answered ({first}): the first answer wins",
+                "already_answered",
+            ) from None
         return {"request_id": request_id, "choice": choice}
 
     async def search(self, p: Params) -> Any:
@@ -312,6 +351,58 @@ class Methods:
         return codec.to_plain(hits)
 
 
+    # -- subagents and processes (through the owning session) -----------------------------
+
+    async def subagent_list(self, p: Params) -> Any:
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(list(await entry.handle.list_subagents()))
+
+    async def subagent_steer(self, p: Params) -> Any:
+        subagent = p.text("subagent")
+        text = p.text("text")
+        entry = await self.entry(p)
+        p.done()
+        accepted = await entry.handle.steer_subagent(subagent, text)
+        return {"subagent": subagent, **codec.to_plain(accepted)}
+
+    async def subagent_stop(self, p: Params) -> Any:
+        subagent = p.text("subagent")
+        reason = p.opt_str("reason") or "stopped by the user"
+        entry = await self.entry(p)
+        p.done()
+        result = await entry.handle.stop_subagent(subagent, reason)
+        return {"subagent": subagent, "result": codec.to_plain(result)}
+
+    async def process_list(self, p: Params) -> Any:
+        """One session's background processes, or those of every running session."""
+        session = p.opt_str("session")
+        p.done()
+        if session is not None:
+            entry = await self.s.manager.lookup(session)
+            return [_process(info) for info in await _processes(entry).list()]
+        entries: list[Entry] = await self.s.manager.call(Running())
+        rows: list[ProcessInfo] = []
+
+        async def one(entry: Entry) -> None:
+            if entry.processes is None:
+                return
+            try:
+                rows.extend(await entry.processes.list(timeout=PROCESS_LIST_TIMEOUT))
+            except ProcessError as exc:
+                log.warning("process.list: session %s skipped: %s", entry.session_id, exc)
+
+        async with trio.open_nursery() as nursery:
+            for entry in entries:
+                nursery.start_soon(one, entry)
+        return [_process(info) for info in sorted(rows, key=lambda i: (i.started_at, i.id))]
+
+    async def process_kill(self, p: Params) -> Any:
+        process = p.text("process")
+        entry = await self.entry(p)
+        p.done()
+        return _process(await _processes(entry).kill(process))
+
     async def orphans_list(self, p: Params) -> Any:
         """Background processes whose daemon died (see ``hermes.processes.orphans``)."""
         p.done()
@@ -323,6 +414,29 @@ class Methods:
         p.done()
         outcomes = await kill_orphans(self.s.store, None if ids is None else {ids})
         return [{**_orphan(o.record, None), "action": o.action} for o in outcomes]
+
+
+async def _subagents_active(entry: Entry) -> bool:
+    """Whether any of the session's subagents is queued or running (background ones)."""
+    try:
+        rows = await entry.handle.list_subagents()
+    except InvalidInput:  # this session hosts no subagents
+        return False
+    return any(row.state in ("queued", "running") for row in rows)
+
+
+def _processes(entry: Entry) -> ProcessService:
+    if entry.processes is None:
+        raise ProcessServiceUnavailable(
+            f"session {entry.session_id} has no running process registry (restarting?)"
+        )
+    return entry.processes
+
+
+def _process(info: ProcessInfo) -> dict[str, Any]:
+    out: dict[str, Any] = codec.to_plain(info)
+    out["session"] = out.pop("session_id")
+    return out
 
 
 def _orphan(record: ProcessRecord, liveness: str | None) -> dict[str, Any]:

@@ -37,6 +37,7 @@ __all__ = [
     "event_type",
     "notice",
     "result_frame",
+    "type_name",
 ]
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -46,7 +47,12 @@ def event_type(payload: object) -> str:
     """``TextDelta`` -> ``text.delta``; ``EventsLost`` -> ``events.dropped``."""
     if isinstance(payload, EventsLost):
         return "events.dropped"
-    return _CAMEL.sub(".", type(payload).__name__).lower()
+    return type_name(type(payload).__name__)
+
+
+def type_name(class_name: str) -> str:
+    """A payload class's name as an event type: ``TextDelta`` -> ``text.delta``."""
+    return _CAMEL.sub(".", class_name).lower()
 
 
 def event_frame(event: SessionEvent, path: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from hermes.store import StoreClient
 from . import protocol
 from .http_api import serve_http
 from .methods import Methods, Services, error_code
+from .replay import from_store
 from .wire_http import (
     HEAD_TIMEOUT,
     BadRequest,
@@ -48,6 +49,8 @@ WRITE_TIMEOUT = 10.0
 """A client that takes longer than this to accept one frame is disconnected."""
 OUT_QUEUE = 256
 COALESCE_BATCH = 256
+COALESCE_MAX_CHARS = 65536
+"""A merged text delta stops growing here (frames stay well under the size limits)."""
 
 
 @attrs.frozen(slots=True)
@@ -372,8 +375,9 @@ class WsClient:
         if old is not None:
             old.cancel()
         epoch_changed = epoch is not None and epoch != self.shared.settings.boot_id
-        if epoch_changed:
-            since = None
+        if epoch_changed and since is not None:
+            # seqs after what the database held at this boot were reused: replay those
+            since = min(since, entry.hub.base)
         await self.nursery.start(self._pump, request_id, entry, since, approvals, epoch_changed)
 
     async def _pump(
@@ -392,24 +396,31 @@ class WsClient:
                 sub,
             ):
                 task_status.started()
+                seq = entry.hub.seq
+                stored, missed = await from_store(
+                    self.shared.methods.s.store, entry, since, replay
+                )
                 result = {
                     "session": entry.session_id,
                     "path": entry.path,
-                    "seq": entry.hub.seq,
+                    "seq": seq,
                     "epoch": self.shared.settings.boot_id,
-                    "replayed": len(replay.events),
-                    "missed": replay.missed,
+                    "replayed": len(stored) + len(replay.events),
+                    "stored": len(stored),
+                    "missed": missed,
                     "epoch_changed": epoch_changed,
                 }
                 await self._send(protocol.result_frame(request_id, result))
-                if replay.missed:
+                if missed:
                     await self._send(
                         protocol.notice(
                             "events.dropped",
                             entry.session_id,
-                            {"count": replay.missed, "why": "no longer held for replay"},
+                            {"count": missed, "why": "no longer held for replay"},
                         )
                     )
+                for frame in stored:
+                    await self._send(frame)
                 for event in replay.events:
                     await self._send(protocol.event_frame(event, entry.path))
                 async for event in sub.receive:
@@ -442,6 +453,7 @@ def _coalesce(first: SessionEvent, sub: Any) -> list[SessionEvent]:
             and isinstance(payload, TextDelta)
             and isinstance(last.payload, TextDelta)
             and last.payload.turn == payload.turn
+            and len(last.payload.text) + len(payload.text) <= COALESCE_MAX_CHARS
         ):
             merged = TextDelta(payload.turn, last.payload.text + payload.text)
             out[-1] = SessionEvent(event.session, event.seq, merged)

@@ -39,6 +39,7 @@ from .errors import (
     StdinClosed,
     TooManyProcesses,
 )
+from .handoff import HandoffTarget
 from .limits import Breaker, PatternLimiter
 from .notices import NoticeKind, NoticeSink, ProcessNotice
 from .orphans import Orphan, OrphanOutcome, kill_orphans, list_orphans
@@ -59,6 +60,7 @@ __all__ = [
     "Breaker",
     "Checkpoint",
     "Fingerprint",
+    "HandoffTarget",
     "Liveness",
     "LogResult",
     "NoticeKind",

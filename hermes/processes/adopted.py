@@ -17,7 +17,8 @@ from actors import ExitReason
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig
-from .errors import StdinClosed
+from .errors import ProcessError, StdinClosed
+from .handoff import HandOff
 from .messages import CheckAlive, CloseStdin, Kill, Write
 from .procfs import Fingerprint, Liveness, kill_adopted_group, reap_group, reap_pid
 from .state import ProcessInfo, ProcessState, ProcessStatus
@@ -50,6 +51,11 @@ class AdoptedWatcher(WatcherBase):
                 await self._complete(ProcessStatus.EXITED, self._reap())
         elif isinstance(message, Kill):
             return await self._kill()
+        elif isinstance(message, HandOff):
+            raise ProcessError(
+                f"Background process {self.state.id} was adopted after a daemon restart; "
+                "it cannot be handed over (kill it if it is no longer needed)."
+            )
         elif isinstance(message, Write | CloseStdin):
             raise StdinClosed(
                 f"Background process {self.state.id} was adopted after a daemon restart; "

@@ -98,6 +98,25 @@ class Checkpoint:
                 "the process was stopped"
             ) from exc
 
+    async def moved(self, state: ProcessState) -> bool:
+        """Record that ``state`` (handed over) now belongs to this session and daemon process.
+
+        A failure is logged: the row keeps the old session, whose recovery would
+        then adopt it (or the operator's orphan listing shows it).
+        """
+        try:
+            await self.store.claim_process(
+                state.id,
+                self.owner.pid,
+                self.owner.start_time,
+                session_id=self.session_id,
+                timeout=self.timeout,
+            )
+        except StoreError as exc:
+            log.warning("process %s: its hand-over could not be checkpointed: %s", state.id, exc)
+            return False
+        return True
+
     async def finished(self, state: ProcessState, timeout: float | None = None) -> bool:
         """Record a finish; a failure is logged (recovery will mark the row lost)."""
         status = _RECORD_STATUS.get(state.status)

@@ -27,6 +27,9 @@ class NoticeKind(enum.Enum):
     """Too many notices at once: the registry holds them for a cooldown."""
     BREAKER_SUMMARY = "breaker_summary"
     """The cooldown ended: what was held."""
+    HANDED_OVER = "handed_over"
+    """A subagent handed this session a running process. News for surfaces (an event),
+    not input: the delegation's result tells the model."""
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -129,6 +132,24 @@ def completion_notice(
         status=status,
         exit_code=exit_code,
         tail=tail,
+    )
+
+
+def handed_over_notice(
+    session_id: str, process_id: str, command: str, from_session: str
+) -> ProcessNotice:
+    text = (
+        f"[Background process {_name(process_id, command)} was handed over by subagent "
+        f"session {from_session}: it keeps running in this session; use the process tool "
+        "to poll, read, wait for or kill it.]"
+    )
+    return ProcessNotice(
+        kind=NoticeKind.HANDED_OVER,
+        session_id=session_id,
+        text=text,
+        process_id=process_id,
+        command=command,
+        status="running",
     )
 
 

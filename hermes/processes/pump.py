@@ -8,6 +8,10 @@ The watcher's mailbox is bounded with ``BLOCK``: a watcher that falls behind
 slows the reader, and the pipe then slows the process, instead of memory
 growing. The pump is spawned with a zero shutdown budget: stopping it cancels
 both tasks at once (the watcher then owns the cleanup).
+
+``detach()`` (a hand-off to a parent session, see ``handoff.py``) stops the
+reading without losing anything: the pump then casts ``Detached`` behind every
+chunk it queued, carrying the one it had read but not yet queued, if any.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import trio
 
 from actors import Actor, ActorRef, MailboxConfig, Overflow
 
+from .handoff import Detached
 from .messages import Exited, Output, OutputEnded
 
 
@@ -36,18 +41,44 @@ class Pump(Actor):
     def __init__(self, watcher: ActorRef, chunk: int) -> None:
         self.watcher = watcher
         self.chunk = chunk
+        self.pending: bytes | None = None
+        """A chunk read but not yet queued at the watcher."""
+        self.detached = False
+        self._scope: trio.CancelScope | None = None
+        self._done = False
 
     async def receive(self, message: object) -> None:
-        if isinstance(message, Run):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read, message.stdout)
-                await self._wait(message.process)
+        if not isinstance(message, Run) or self._done:
+            return
+        if not self.detached:
+            self._scope = scope = trio.CancelScope()
+            with scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._read, message.stdout)
+                    await self._wait(message.process)
+            self._scope = None
+        self._done = True
+        if self.detached:
+            pending, self.pending = self.pending, None
+            await self.watcher.cast(Detached(pending))
+
+    def detach(self) -> bool:
+        """Stop pumping; ``Detached`` follows. False if the pump already delivered the end."""
+        if self._done or self.detached:
+            return False
+        self.detached = True
+        if self._scope is not None:
+            self._scope.cancel()
+        return True
 
     async def _read(self, stdout: trio.abc.ReceiveStream) -> None:
         try:
             while chunk := await stdout.receive_some(self.chunk):
-                if not await self.watcher.cast(Output(bytes(chunk))):
+                # A cast either queues the chunk or is cancelled before queueing it.
+                self.pending = bytes(chunk)
+                if not await self.watcher.cast(Output(self.pending)):
                     return  # the watcher is gone
+                self.pending = None
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the pipe broke or was closed: that is the end of the output
         await self.watcher.cast(OutputEnded())

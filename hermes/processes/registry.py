@@ -44,6 +44,7 @@ from actors import (
     Timer,
 )
 from hermes.store import ProcessRecord, StoreClient, StoreError
+from hermes.tools.process import kill_group
 
 from .adopted import AdoptedWatcher
 from .buffer import OutputBuffer
@@ -56,6 +57,7 @@ from .errors import (
     TooManyProcesses,
 )
 from .gate import NoticeGate
+from .handoff import Adopt, HandoffTarget
 from .messages import (
     Finished,
     ListAll,
@@ -68,7 +70,14 @@ from .messages import (
     StartSpec,
     Wait,
 )
-from .notices import NoticeSink, ProcessNotice, completion_notice, pattern_notice
+from .notices import (
+    NoticeSink,
+    ProcessNotice,
+    completion_notice,
+    handed_over_notice,
+    pattern_notice,
+)
+from .procfs import exit_status
 from .service import ProcessService
 from .state import (
     LogResult,
@@ -79,7 +88,7 @@ from .state import (
     WaitOutcome,
     WaitResult,
 )
-from .watcher import ProcessWatcher
+from .watcher import ProcessWatcher, WatcherBase
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +122,8 @@ class _Entry:
     watcher: ActorRef | None = None
     ended: bool = False
     """Its end was handled (waiters answered, notice sent)."""
+    actor: WatcherBase | None = None
+    """The watcher itself (it says whether it handed the process over)."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -153,6 +164,8 @@ class ProcessRegistry(Actor):
         self.delivered = 0
         """Notices handed to ``notify``."""
         self.notify_failures = 0
+        self.handed: dict[str, str] = {}
+        """Processes handed over to a parent session: id -> that session."""
         self._waiters: dict[str, list[_Waiter]] = {}
         self._tokens = itertools.count(1)
         self._release_timer: Timer | None = None
@@ -187,6 +200,8 @@ class ProcessRegistry(Actor):
         now = trio.current_time()
         if isinstance(message, Start):
             return await self._start(message.spec)
+        if isinstance(message, Adopt):
+            return await self._adopt(message)
         if isinstance(message, ListAll):
             self._prune(now)
             return [entry.state.info(now) for entry in self.entries.values()]
@@ -225,6 +240,12 @@ class ProcessRegistry(Actor):
     def _get(self, process_id: str) -> _Entry:
         entry = self.entries.get(process_id)
         if entry is None:
+            to = self.handed.get(process_id)
+            if to is not None:
+                raise ProcessError(
+                    f"Background process {process_id} was handed over to session {to}; "
+                    "this session no longer owns it."
+                )
             raise ProcessNotFound(process_id, tuple(self.entries))
         return entry
 
@@ -271,8 +292,59 @@ class ProcessRegistry(Actor):
             raise ProcessStartFailed(
                 f"Could not start {spec.command!r} ({why}). Nothing is running."
             ) from exc
-        self.entries[process_id] = _Entry(state, ref)
+        self.entries[process_id] = _Entry(state, ref, actor=watcher)
         return state.info()
+
+    async def _adopt(self, message: Adopt) -> ProcessInfo:
+        """A subagent's watcher hands us a running process (see ``handoff.py``)."""
+        transfer = message.transfer
+        state = transfer.state
+        self._prune(trio.current_time())
+        self._make_room()  # full: refused before the take, so the child keeps it
+        if state.id in self.entries:
+            raise ProcessError(f"Background process {state.id} is already in this session.")
+        if not message.ticket.take():
+            raise ProcessError(f"The hand-off of {state.id} was abandoned by its sender.")
+        # Ours from here on: any failure below must kill it.
+        state.session_id = self.session_id
+        state.note(f"handed over by subagent session {transfer.from_session}")
+        watcher = ProcessWatcher(
+            state, transfer.spec, self.config, self.checkpoint, transfer=transfer
+        )
+        try:
+            ref = await self.ctx.spawn(
+                watcher,
+                name=state.id,
+                shutdown=self.config.stop_budget,
+                start_timeout=self.config.store_timeout + 5.0,
+            )
+        except BaseException as exc:
+            # A failed start ran the watcher's on_stop, which killed the group; make sure.
+            with trio.CancelScope(shield=True), trio.move_on_after(self.config.stop_budget):
+                if transfer.process.returncode is None:
+                    await kill_group(
+                        transfer.process,
+                        grace=self.config.kill_grace,
+                        kill_wait=self.config.kill_wait,
+                    )
+            state.finish(ProcessStatus.KILLED, exit_status(transfer.process.returncode))
+            if isinstance(exc, StartFailed):
+                raise ProcessError(
+                    f"Background process {state.id} could not be taken over "
+                    f"({exc.reason.describe()}); it was stopped."
+                ) from exc
+            raise
+        self.entries[state.id] = _Entry(state, ref, actor=watcher)
+        info = state.info()
+        self._emit(
+            handed_over_notice(self.session_id, state.id, state.command, transfer.from_session)
+        )
+        if message.on_handed is not None:
+            try:
+                message.on_handed(info)
+            except Exception:
+                log.exception("process registry %s: the on_handed hook failed", self.ctx.path)
+        return info
 
     def _make_room(self) -> None:
         limit = self.config.max_processes
@@ -392,6 +464,12 @@ class ProcessRegistry(Actor):
         for entry in self.entries.values():
             if entry.watcher is ref:
                 state = entry.state
+                to = entry.actor.handed_to if entry.actor is not None else None
+                if to is not None:  # handed over: the process is the parent's now
+                    self._resolve_waiters(state)
+                    self._forget(state.id)
+                    self.handed[state.id] = to
+                    return
                 if not state.finished:  # it failed before recording an end
                     state.finish(ProcessStatus.LOST, None)
                     state.note(f"its watcher failed: {reason.describe()}")
@@ -497,8 +575,12 @@ async def spawn_process_registry(
     config: ProcessConfig | None = None,
     name: str = "processes",
     timeout: float = 5.0,
+    handoff: HandoffTarget | None = None,
 ) -> ProcessService:
-    """Start a ``ProcessRegistry`` under ``spawner``; returns a ``ProcessService`` for it."""
+    """Start a ``ProcessRegistry`` under ``spawner``; returns a ``ProcessService`` for it.
+
+    ``handoff``: in a subagent's session, its parent (the ``process`` tool's
+    ``handoff`` action moves a process there)."""
     config = config or ProcessConfig()
     registry = ProcessRegistry(session_id, notify, store=store, config=config)
     ref = await spawner.spawn(
@@ -507,4 +589,4 @@ async def spawn_process_registry(
         shutdown=config.stop_budget + 2.0,
         start_timeout=max(timeout, 2 * config.store_timeout + 5.0),
     )
-    return ProcessService(ref, timeout=timeout, config=config)
+    return ProcessService(ref, timeout=timeout, config=config, handoff=handoff)

@@ -19,6 +19,7 @@ from actors import ActorExited, CallTimeout, MailboxFull
 
 from .config import ProcessConfig
 from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable
+from .handoff import HandOff, HandoffTarget
 from .messages import (
     CloseStdin,
     Kill,
@@ -56,12 +57,15 @@ class ProcessService:
         *,
         timeout: float = 5.0,
         config: ProcessConfig | None = None,
+        handoff: HandoffTarget | None = None,
     ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
         self.registry = registry
         self.timeout = float(timeout)
         self.config = config or ProcessConfig()
+        self.handoff_target = handoff
+        """The parent session, in a subagent's session (None: nothing to hand over to)."""
 
     @property
     def start_timeout(self) -> float:
@@ -217,6 +221,46 @@ class ProcessService:
             raise ProcessServiceUnavailable(
                 f"Background process {process_id}'s watcher did not answer within {limit:g}s."
             ) from exc
+
+    async def handoff(self, process_id: str, *, timeout: float | None = None) -> ProcessInfo:
+        """Give a running process to the parent session (subagents only); returns its state.
+
+        After this the process belongs to the parent's registry: it survives this
+        session's end, and this session can no longer reach it. On any failure it
+        stays here (and dies with this session as usual).
+        """
+        target = self.handoff_target
+        if target is None:
+            raise ProcessError(
+                "This session has no parent session to hand processes to (only a subagent "
+                "can hand over). Nothing was done."
+            )
+        parent = target.processes()
+        if parent is None:
+            raise ProcessServiceUnavailable(
+                f"The parent session {target.session_id} has no process registry running; "
+                f"{process_id} stays in this session."
+            )
+        routed = await self._route(process_id, timeout)
+        if routed.watcher is None:
+            raise ProcessNotRunning(
+                f"Background process {process_id} has finished ({routed.info.status.value}); "
+                "there is nothing to hand over."
+            )
+        adopt_timeout = parent.timeout + parent.config.store_timeout + 5.0
+        limit = adopt_timeout + self.timeout if timeout is None else timeout
+        request = HandOff(parent.registry, target.session_id, target.on_handed, adopt_timeout)
+        try:
+            info: ProcessInfo = await routed.watcher.call(request, timeout=limit)
+        except ActorExited as exc:
+            raise ProcessNotRunning(
+                f"Background process {process_id} finished before it could be handed over."
+            ) from exc
+        except CallTimeout as exc:
+            raise ProcessServiceUnavailable(
+                f"Handing {process_id} over did not finish within {limit:g}s."
+            ) from exc
+        return info
 
     async def write(self, process_id: str, data: str, *, timeout: float | None = None) -> int:
         """Write ``data`` (UTF-8) to the process's stdin; returns the bytes written."""

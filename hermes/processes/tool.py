@@ -2,6 +2,8 @@
 
 It works on the processes of its session, through the ``ProcessService`` in
 the tool context; without one it answers with a clear error and does nothing.
+A subagent's copy (``for_subagent()``) has one more action, ``handoff``: the
+process is given to the parent session and survives the subagent's end.
 Output shown to the model has terminal escape sequences removed.
 """
 
@@ -21,6 +23,7 @@ from .service import ProcessService
 from .state import ProcessInfo, ProcessStatus, WaitOutcome
 
 ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
+SUBAGENT_ACTIONS = (*ACTIONS, "handoff")
 LOG_LIMIT_MAX = 50_000
 """Characters one log page may ask for (a page must fit a tool result)."""
 
@@ -59,8 +62,10 @@ class ProcessTool(Tool):
     kind = ToolKind.OTHER
     toolset = "terminal"
 
-    def __init__(self, config: ProcessConfig | None = None) -> None:
+    def __init__(self, config: ProcessConfig | None = None, *, handoff: bool = False) -> None:
         self.config = config or ProcessConfig()
+        self.handoff = handoff
+        self.actions = SUBAGENT_ACTIONS if handoff else ACTIONS
         wait_max = int(self.config.wait_max)
         self.description = (
             "Manage background processes started with terminal(background=true). Actions: "
@@ -70,10 +75,16 @@ class ProcessTool(Tool):
             "to its process group, SIGKILL after 1 s); write (send text to its stdin); submit "
             "(text plus a newline); close (close its stdin)."
         )
+        if handoff:
+            self.description += (
+                " handoff: give a running process to the session that started you, so it "
+                "keeps running after you finish (a dev server it asked for, say); every "
+                "process you do not hand over is killed when you finish."
+            )
         self.input_schema: Mapping[str, Any] = {
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": list(ACTIONS)},
+                "action": {"type": "string", "enum": list(self.actions)},
                 "process_id": {
                     "type": "string",
                     "description": "The id terminal returned (proc_...); all but list need it.",
@@ -102,6 +113,10 @@ class ProcessTool(Tool):
             "required": ["action"],
             "additionalProperties": False,
         }
+
+    def for_subagent(self) -> ProcessTool:
+        """This tool with the ``handoff`` action (a subagent's sessions get this one)."""
+        return ProcessTool(self.config, handoff=True)
 
     def call_timeout(self, args: Mapping[str, Any]) -> float | None:
         if args.get("action") == "wait":
@@ -189,7 +204,20 @@ class ProcessTool(Tool):
         if action == "close":
             info = await service.close_stdin(process_id)
             return ToolOutcome.ok(f"Closed the stdin of {process_id}.\n{_details(info)}")
-        return ToolOutcome.error(f"Unknown action {action!r}; use one of {', '.join(ACTIONS)}.")
+        if action == "handoff" and self.handoff:
+            info = await service.handoff(process_id)
+            target = service.handoff_target
+            to = target.session_id if target is not None else info.session_id
+            return ToolOutcome.ok(
+                f"Handed {process_id} over to the session that started you ({to}): it keeps "
+                "running after you finish, and you can no longer reach it.\n"
+                f"{_details(info)}",
+                handed_over=process_id,
+                to_session=to,
+            )
+        return ToolOutcome.error(
+            f"Unknown action {action!r}; use one of {', '.join(self.actions)}."
+        )
 
 
 def _with_output(info: ProcessInfo, tail: str, label: str, head: str = "") -> ToolOutcome:

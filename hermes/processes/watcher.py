@@ -19,6 +19,12 @@ The end, in every case, leaves nothing of the group behind:
 
 Each end is checkpointed in the store, and the watcher then stops itself; the
 registry keeps the final state (``ProcessState``) for the list.
+
+A subagent's watcher can also hand its process to the parent session's
+registry (``HandOff``; see ``handoff.py``): it detaches its pump, packs the
+live objects into a ``Transfer``, and once the parent has taken it stops
+without killing anything. The parent's new watcher is built over the
+``Transfer`` and carries on: same buffer, stdin, pattern limits and notices.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import shutil
 import subprocess
 from typing import Any
 
+import attrs
 import trio
 
 from actors import Actor, ActorRef, ExitReason, MailboxConfig, Overflow, Reply
@@ -38,7 +45,8 @@ from hermes.tools.process import KillReport, enable_subreaper, kill_group
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig
-from .errors import ProcessError, ProcessNotRunning, StdinClosed
+from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable, StdinClosed
+from .handoff import Adopt, Detached, HandOff, Ticket, Transfer
 from .limits import Disabled, PatternLimiter, Verdict
 from .lines import LineSplitter, clip, matching
 from .messages import (
@@ -76,6 +84,8 @@ class WatcherBase(Actor):
         self.finalized = False
         self.recorded = False
         """The start is in the store (so the finish must be too)."""
+        self.handed_to: str | None = None
+        """The session the process was handed to: this watcher owns it no more."""
         self._kill_waiters: list[Reply] = []
 
     async def receive(self, message: Any) -> Any:
@@ -158,8 +168,18 @@ def _disabled_text(reason: Disabled, config: ProcessConfig) -> str:
     )
 
 
+@attrs.define(slots=True)
+class _HandingOff:
+    request: HandOff
+    reply: Reply
+
+
 class ProcessWatcher(WatcherBase):
-    """Starts and owns one process group (see the module docstring)."""
+    """Starts and owns one process group (see the module docstring).
+
+    With ``transfer`` it starts nothing: it carries on with a process another
+    session's watcher handed over (see ``handoff.py``).
+    """
 
     def __init__(
         self,
@@ -167,13 +187,17 @@ class ProcessWatcher(WatcherBase):
         spec: StartSpec,
         config: ProcessConfig,
         checkpoint: Checkpoint | None = None,
+        *,
+        transfer: Transfer | None = None,
     ) -> None:
         super().__init__(state, config, checkpoint)
         self.spec = spec
         self.process: trio.Process | None = None
         self._stdin: trio.abc.SendStream | None = None
         self._stdout: trio.abc.ReceiveStream | None = None
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")(
+            errors="replace"
+        )
         self._lines = LineSplitter(config.max_line)
         self._limiter = PatternLimiter(
             config.pattern_interval, config.pattern_strikes, config.pattern_lifetime
@@ -183,12 +207,29 @@ class ProcessWatcher(WatcherBase):
         self._killed = False
         """A kill request found the leader still running."""
         self._pump: ActorRef | None = None
-        state.watching = bool(spec.watch_patterns)
+        self._pump_actor: Pump | None = None
+        self._pumps = 0
+        self._handing: _HandingOff | None = None
+        self._ticket: Ticket | None = None
+        self.transfer = transfer
+        if transfer is None:
+            state.watching = bool(spec.watch_patterns)
+        else:
+            self.process = transfer.process
+            self._stdin, self._stdout = transfer.stdin, transfer.stdout
+            self._decoder = transfer.decoder
+            self._lines = transfer.lines
+            self._limiter = transfer.limiter
+            self._eof = transfer.eof
+            self.recorded = transfer.recorded
 
     # -- start -----------------------------------------------------------------------------
 
     async def on_start(self) -> None:
         enable_subreaper()
+        if self.transfer is not None:
+            await self._take_over()
+            return
         spec, config, state = self.spec, self.config, self.state
         shell = _which(config.shell, spec.env.get("PATH"))
         failed: OSError | None = None
@@ -227,7 +268,110 @@ class ProcessWatcher(WatcherBase):
 
     async def _spawn_pump(self) -> None:
         pump = Pump(self.ctx.self, self.config.read_chunk)
-        self._pump = await self.ctx.spawn(pump, name="pump", shutdown=0)
+        self._pumps += 1
+        name = "pump" if self._pumps == 1 else f"pump-{self._pumps}"
+        self._pump = await self.ctx.spawn(pump, name=name, shutdown=0)
+        self._pump_actor = pump
+
+    async def _resume_pump(self) -> None:
+        """A new pump over the same process and pipe (after a detach)."""
+        process, stdout = self.process, self._stdout
+        assert process is not None and stdout is not None
+        await self._spawn_pump()
+        assert self._pump is not None
+        await self._pump.cast(Run(process, stdout))
+
+    async def _take_over(self) -> None:
+        """Carry on with a handed-over process: pump it, move its checkpoint row here."""
+        await self._resume_pump()
+        if self.checkpoint is not None and self.recorded:
+            await self.checkpoint.moved(self.state)
+
+    # -- hand-off --------------------------------------------------------------------------
+
+    def _handoff_refusal(self) -> str | None:
+        state = self.state
+        process = self.process
+        if self.finalized or self._leader_done or process is None or process.returncode is not None:
+            return f"Background process {state.id} has finished; there is nothing to hand over."
+        if self.kill_requested:
+            return f"Background process {state.id} is being killed; it cannot be handed over."
+        return None
+
+    async def _handoff(self, request: HandOff) -> None:
+        """Step 1: detach the pump; the hand-off goes on when ``Detached`` arrives."""
+        refusal = self._handoff_refusal()
+        if refusal is not None:
+            raise ProcessNotRunning(refusal)
+        if self._handing is not None:
+            raise ProcessError(f"Background process {self.state.id} is already being handed over.")
+        pump = self._pump_actor
+        if pump is None or not pump.detach():
+            # The pump delivered the end already: Exited is on its way.
+            raise ProcessNotRunning(
+                f"Background process {self.state.id} has finished; there is nothing to hand over."
+            )
+        self._handing = _HandingOff(request, self.ctx.defer_reply())
+
+    async def _detached(self, message: Detached) -> None:
+        """Step 2: every output chunk is in; give the process to the parent's registry."""
+        handing = self._handing  # cleared once settled; on_stop settles it if we are stopped
+        old, self._pump, self._pump_actor = self._pump, None, None
+        if old is not None:
+            await old.kill()
+        if message.pending:
+            await self._on_output(message.pending)
+        if handing is None:  # not expected: carry on as before
+            if not self.finalized:
+                await self._resume_pump()
+            return
+        refusal = self._handoff_refusal()
+        if refusal is not None:
+            self._handing = None
+            handing.reply.fail(ProcessNotRunning(refusal))
+            if not self.finalized:
+                await self._resume_pump()  # it sees the end as usual
+            return
+        process = self.process
+        assert process is not None
+        request, state = handing.request, self.state
+        ticket = self._ticket = Ticket()
+        transfer = Transfer(
+            state=state,
+            spec=self.spec,
+            process=process,
+            stdin=self._stdin,
+            stdout=self._stdout,
+            decoder=self._decoder,
+            lines=self._lines,
+            limiter=self._limiter,
+            eof=self._eof,
+            recorded=self.recorded,
+            from_session=state.session_id,
+        )
+        error: Exception | None = None
+        try:
+            adopt = Adopt(transfer, ticket, request.on_handed)
+            await request.to.call(adopt, timeout=request.timeout)
+        except Exception as exc:  # cancellation goes to on_stop, which settles the ticket
+            error = exc
+        self._handing = self._ticket = None
+        if error is not None and ticket.abort():
+            # Still ours: carry on watching it.
+            handing.reply.fail(_handoff_error(state.id, error))
+            await self._resume_pump()
+            return
+        # Taken (even if its answer was lost): the parent owns it now.
+        self._handed(request.to_session)
+        handing.reply.send(state.info())
+        self.ctx.stop()
+
+    def _handed(self, to_session: str) -> None:
+        """Let go of everything: the process, its pipes and its state are the parent's."""
+        self.handed_to = to_session
+        self.finalized = True
+        self.process = None
+        self._stdin = self._stdout = None
 
     # -- messages --------------------------------------------------------------------------
 
@@ -250,12 +394,16 @@ class ProcessWatcher(WatcherBase):
             self._require_stdin()
             await self._close_stdin()
             return self.state.info()
+        elif isinstance(message, HandOff):
+            await self._handoff(message)
+        elif isinstance(message, Detached):
+            await self._detached(message)
         else:
             log.warning("process %s: unexpected %s", self.state.id, type(message).__name__)
         return None
 
     async def _stop_helpers(self) -> None:
-        pump, self._pump = self._pump, None
+        pump, self._pump, self._pump_actor = self._pump, None, None
         if pump is not None:
             await pump.kill()
 
@@ -294,7 +442,8 @@ class ProcessWatcher(WatcherBase):
 
     async def _on_exit(self) -> None:
         process = self.process
-        assert process is not None
+        if process is None or self._leader_done:
+            return  # a resumed pump reports the exit again; or it was handed over
         pgid = self.state.pgid
         if not group_empty(pgid):
             if live_members(pgid):
@@ -387,6 +536,24 @@ class ProcessWatcher(WatcherBase):
     # -- stop ------------------------------------------------------------------------------
 
     async def on_stop(self, reason: ExitReason) -> None:
+        ticket, self._ticket = self._ticket, None
+        handing, self._handing = self._handing, None
+        if ticket is not None and not ticket.abort():
+            # The parent's registry took it while we were being stopped: its
+            # process, pipes and state are not ours to touch any more.
+            assert handing is not None
+            self._handed(handing.request.to_session)
+            handing.reply.send(self.state.info())
+        if self.handed_to is not None:
+            self._answer_kills()
+            return
+        if handing is not None:
+            handing.reply.fail(
+                ProcessNotRunning(
+                    f"Background process {self.state.id} was not handed over: its session "
+                    "ended first, and it was stopped with it."
+                )
+            )
         process = self.process
         if process is not None and not self.finalized:
             self.finalized = True
@@ -411,3 +578,12 @@ class ProcessWatcher(WatcherBase):
         if stdout is not None:
             with trio.move_on_after(1.0, shield=True):
                 await stdout.aclose()
+
+
+def _handoff_error(process_id: str, error: Exception) -> ProcessError:
+    if isinstance(error, ProcessError):
+        return error
+    return ProcessServiceUnavailable(
+        f"Background process {process_id} was not handed over (the parent session's "
+        f"process registry did not take it: {error}); it is still running in this session."
+    )

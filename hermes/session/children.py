@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from actors import ActorContext, ActorRef
+from hermes.processes import ProcessService
 
 from .config import SessionConfig
 from .events import EventHub
@@ -41,6 +42,8 @@ class ChildOwner:
     hub: EventHub
     remaining_context: Callable[[], int]
     """Tokens left in the owner's context window (as of its latest reply)."""
+    processes: Callable[[], ProcessService | None] | None = None
+    """The owner's process service now (children hand processes to it); None: it has none."""
 
 
 @attrs.frozen(slots=True)

@@ -46,7 +46,14 @@ from actors import (
     Reply,
 )
 from hermes.model import Message, ModelClient, TextBlock, Usage
-from hermes.processes import ProcessConfig, ProcessNotice, ProcessService, spawn_process_registry
+from hermes.processes import (
+    HandoffTarget,
+    NoticeKind,
+    ProcessConfig,
+    ProcessNotice,
+    ProcessService,
+    spawn_process_registry,
+)
 from hermes.store import SessionNotFound, StoreClient, StoreError
 from hermes.tools import ApprovalSession, ToolContext, ToolRegistry
 
@@ -103,6 +110,8 @@ class SessionDeps:
     """Limits of each session's background-process registry."""
     subagents: ChildHost | None = None
     """Hosts this session's subagents (``hermes.subagents``); None: it cannot delegate."""
+    handoff: HandoffTarget | None = None
+    """A subagent's parent: where the ``process`` tool's ``handoff`` moves a process."""
 
 
 @attrs.frozen(slots=True)
@@ -214,7 +223,12 @@ class SessionActor(Actor):
             return
         assert self.session_id is not None
         owner = ChildOwner(
-            self.session_id, self.config, self.deps, self.hub, self._remaining_context
+            self.session_id,
+            self.config,
+            self.deps,
+            self.hub,
+            self._remaining_context,
+            processes=self._current_processes,
         )
         self.children = await host.start(self.ctx, owner)
         if self.children is not None:
@@ -227,6 +241,13 @@ class SessionActor(Actor):
         used = running.controls.context_used if running is not None else self.context_used
         return max(0, self.config.context_window - used)
 
+    def _current_processes(self) -> ProcessService | None:
+        """Our process service while its registry runs (children hand processes to it)."""
+        registry = self.processes.registry
+        if self._closed or (isinstance(registry, ActorRef) and not registry.is_alive):
+            return None
+        return self.processes
+
     async def _start_processes(self) -> ProcessService:
         """The session's process registry (it adopts processes a crashed daemon left)."""
         assert self.session_id is not None
@@ -236,6 +257,7 @@ class SessionActor(Actor):
             self._on_process_notice,
             store=self.deps.store,
             config=self.deps.processes,
+            handoff=self.deps.handoff,
         )
 
     def _on_process_notice(self, notice: ProcessNotice) -> None:
@@ -325,6 +347,9 @@ class SessionActor(Actor):
     async def receive(self, message: object) -> object:
         if isinstance(message, ProcessNotice):
             event = ev.ProcessNoticed(message.kind.value, message.process_id, message.text)
+            if message.kind is NoticeKind.HANDED_OVER:
+                self.hub.publish(event)  # news, not input: the delegation's result says it
+                return None
             await self._machine_input(MachineInput("process", message.text, event))
             return None
         if isinstance(message, MachineInput):

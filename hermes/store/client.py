@@ -37,6 +37,7 @@ from .requests import (
     ClaimProcess,
     CreateSession,
     EndSession,
+    EndSessions,
     GetSession,
     ListDelegations,
     ListProcesses,
@@ -174,6 +175,18 @@ class StoreClient:
         info: SessionInfo = await self.request(EndSession(session_id, reason), timeout)
         return info
 
+    async def end_sessions(
+        self, session_ids: Sequence[str], reason: str, *, timeout: float | None = None
+    ) -> tuple[str, ...]:
+        """Mark every still-open session of ``session_ids`` ended, in one transaction.
+
+        Unknown and already-ended ids are skipped; returns the ids it ended.
+        """
+        ended: tuple[str, ...] = await self.request(
+            EndSessions(tuple(session_ids), reason), timeout
+        )
+        return ended
+
     async def reopen_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
         info: SessionInfo = await self.request(ReopenSession(session_id), timeout)
         return info
@@ -248,11 +261,13 @@ class StoreClient:
         owner_pid: int,
         owner_start_time: int,
         *,
+        session_id: str | None = None,
         timeout: float | None = None,
     ) -> ProcessRecord:
-        """Record this daemon process as the owner of a running process (adoption)."""
+        """Record this daemon process as the owner of a running process (adoption);
+        with ``session_id`` the row moves to that session too (a hand-off)."""
         row: ProcessRecord = await self.request(
-            ClaimProcess(process_id, owner_pid, owner_start_time), timeout
+            ClaimProcess(process_id, owner_pid, owner_start_time, session_id), timeout
         )
         return row
 

@@ -61,7 +61,7 @@ from .errors import (
     describe_sqlite_error,
     is_connection_error,
 )
-from .queries import Abort, run_request
+from .queries import Abort, run_request, run_requests_grouped
 from .records import StoreConfig
 from .requests import AppendMessages, ReplaceLast, Request
 from .schema import configure, migrate
@@ -305,6 +305,47 @@ class Database:
             detail = "the caller's deadline passed while the query ran"
             raise StoreTimeout(op, detail, session_id=session_id) from exc
 
+    def run_inline_group(self, requests: list[Request]) -> list[tuple[bool, Any]]:
+        """Run small writes (each ``runs_inline``) in one transaction on the inline
+        connection: one commit for the group, each request in its own savepoint.
+
+        Returns ``(True, result)`` or ``(False, StoreError)`` per request. When the
+        connection itself fails (or the file moved), every request fails with it.
+        Call ``checkpoint_if_due`` afterwards.
+        """
+        if self.broken is not None:
+            return [(False, _unavailable(r, self.broken)) for r in requests]
+        path = str(self.path)
+        try:
+            current = _identity(path)
+            if current != self._files.db:
+                what = "deleted" if current is None else "replaced"
+                raise _Moved("write", f"the database file {path} was {what} after it was opened")
+            outcomes = run_requests_grouped(self._writer, requests, _is_fatal)
+        except _Moved as exc:
+            self._moved = True
+            self.broken = exc.detail
+            return [(False, _unavailable(r, exc.detail)) for r in requests]
+        except apsw.Error as exc:
+            detail = describe_sqlite_error(exc)
+            if is_connection_error(exc):
+                self.broken = detail
+                return [(False, _unavailable(r, detail)) for r in requests]
+            return [(False, _as_store_error(r, exc)) for r in requests]
+        out: list[tuple[bool, Any]] = []
+        for request, (ok, value) in zip(requests, outcomes, strict=True):
+            if not ok:
+                value = _as_store_error(request, value)
+            out.append((ok, value))
+        return out
+
+    async def checkpoint_if_due(self) -> None:
+        """Run the passive WAL checkpoint the inline writes asked for (see the module doc)."""
+        if self._checkpoint_due:
+            self._checkpoint_due = False
+            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
+                await self._aconn.async_run(_checkpoint, cast(apsw.Connection, self._aconn))
+
     async def close(self) -> None:
         """Close the connection (its worker thread ends with it).
 
@@ -321,6 +362,28 @@ class Database:
             removed = await trio.to_thread.run_sync(_remove_stale_sidecars, self._files)
             if removed:
                 log.warning("removed the stale %s of a vanished database", ", ".join(removed))
+
+
+def _is_fatal(error: BaseException) -> bool:
+    """An error that ends a whole group of inline writes: the connection is in trouble."""
+    return isinstance(error, apsw.Error) and is_connection_error(error)
+
+
+def _unavailable(request: Request, detail: str) -> StoreUnavailable:
+    return StoreUnavailable(request.op, detail, session_id=getattr(request, "session_id", None))
+
+
+def _as_store_error(request: Request, error: BaseException) -> StoreError:
+    """One failed request of a group, as ``Database.run`` would have reported it."""
+    session_id = getattr(request, "session_id", None)
+    if isinstance(error, StoreError):
+        return error
+    if isinstance(error, apsw.Error):
+        return StoreError(request.op, describe_sqlite_error(error), session_id=session_id)
+    detail = f"unexpected {type(error).__name__}: {error}"
+    store_error = StoreError(request.op, detail, session_id=session_id)
+    store_error.__cause__ = error
+    return store_error
 
 
 async def _close(aconn: apsw.AsyncConnection, path: Path) -> None:

@@ -129,13 +129,16 @@ def claim_process(conn: apsw.Connection, req: ClaimProcess, abort: Abort) -> Pro
     record = _existing(conn, op, req.process_id)
     _check_int(op, "owner_pid", req.owner_pid, 1)
     _check_int(op, "owner_start_time", req.owner_start_time, 0)
+    if req.session_id is not None and (not isinstance(req.session_id, str) or not req.session_id):
+        raise InvalidRequest(op, f"session_id must be a non-empty str, got {req.session_id!r}")
     if not record.active:
         raise InvalidRequest(
             op, f"process {req.process_id!r} is recorded as {record.status}; cannot claim it"
         )
     conn.execute(
-        "UPDATE processes SET owner_pid = ?, owner_start_time = ? WHERE id = ?",
-        (req.owner_pid, req.owner_start_time, req.process_id),
+        "UPDATE processes SET owner_pid = ?, owner_start_time = ?, "
+        "session_id = COALESCE(?, session_id) WHERE id = ?",
+        (req.owner_pid, req.owner_start_time, req.session_id, req.process_id),
     )
     return _existing(conn, op, req.process_id)
 

@@ -20,7 +20,7 @@ import apsw
 from hermes.codec import CodecError, pack_blocks, unpack_blocks
 from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage
 
-from . import delegation_queries, process_queries
+from . import delegation_queries, event_queries, process_queries
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -38,6 +38,7 @@ from .requests import (
     ClaimProcess,
     CreateSession,
     EndSession,
+    EndSessions,
     GetSession,
     ListDelegations,
     ListProcesses,
@@ -117,6 +118,50 @@ def run_request(conn: apsw.Connection, request: Request, abort: Abort | None = N
                 exc.add_note(f"rollback failed too: {rollback_error}")
         raise
     return result
+
+
+def run_requests_grouped(
+    conn: apsw.Connection, requests: Sequence[Request], is_fatal: Callable[[BaseException], bool]
+) -> list[tuple[bool, Any]]:
+    """Run small writes in one transaction, each in its own savepoint: one commit for all.
+
+    Returns ``(True, result)`` or ``(False, error)`` per request: a request that
+    fails is rolled back alone and the others commit. An error ``is_fatal``
+    names (the connection is in trouble) rolls the whole group back and is
+    raised, as is a failed commit.
+    """
+    if not conn.get_autocommit():
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    out: list[tuple[bool, Any]] = []
+    try:
+        for request in requests:
+            handler = _HANDLERS.get(type(request))
+            if handler is None:
+                name = type(request).__name__
+                out.append((False, InvalidRequest(request.op, f"no handler for {name}")))
+                continue
+            conn.execute("SAVEPOINT request")
+            try:
+                result = handler(conn, request, Abort())
+            except Exception as exc:
+                if is_fatal(exc):
+                    raise
+                conn.execute("ROLLBACK TO request")
+                conn.execute("RELEASE request")
+                out.append((False, exc))
+            else:
+                conn.execute("RELEASE request")
+                out.append((True, result))
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if not conn.get_autocommit():
+            try:
+                conn.execute("ROLLBACK")
+            except apsw.Error as rollback_error:
+                exc.add_note(f"rollback failed too: {rollback_error}")
+        raise
+    return out
 
 
 # -- rows ------------------------------------------------------------------------------
@@ -497,6 +542,31 @@ def end_session(conn: apsw.Connection, req: EndSession, abort: Abort) -> Session
     return _session(conn, req.op, req.session_id)
 
 
+def end_sessions(conn: apsw.Connection, req: EndSessions, abort: Abort) -> tuple[str, ...]:
+    """End every session of ``req.session_ids`` still open; the ids it ended.
+
+    Unknown and already-ended sessions are skipped, not refused: the caller is
+    tidying up after a mass cancel and wants each open one closed.
+    """
+    if not isinstance(req.reason, str) or not req.reason:
+        raise InvalidRequest(req.op, f"reason must be a non-empty str, got {req.reason!r}")
+    if not isinstance(req.session_ids, tuple):
+        raise InvalidRequest(req.op, f"session_ids must be a tuple, got {req.session_ids!r}")
+    now = time.time()
+    ended = []
+    for session_id in req.session_ids:
+        _check_id(req.op, "session_id", session_id)
+        abort.check(req.op)
+        conn.execute(
+            "UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? "
+            "WHERE id = ? AND ended_at IS NULL",
+            (now, req.reason, now, session_id),
+        )
+        if conn.changes():
+            ended.append(session_id)
+    return tuple(ended)
+
+
 def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> SessionInfo:
     _session(conn, req.op, req.session_id)
     conn.execute(
@@ -625,6 +695,7 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     AddUsage: add_usage,
     SetTitle: set_title,
     EndSession: end_session,
+    EndSessions: end_sessions,
     ReopenSession: reopen_session,
     GetSession: get_session,
     LoadSession: load_session,
@@ -638,4 +709,7 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     RecordDelegationFinish: delegation_queries.record_delegation_finish,
     RecordDelegationDelivered: delegation_queries.record_delegation_delivered,
     ListDelegations: delegation_queries.list_delegations,
+    event_queries.AppendEvents: event_queries.append_events,
+    event_queries.ReadEvents: event_queries.read_events,
+    event_queries.LastEventSeq: event_queries.last_event_seq,
 }

@@ -97,6 +97,16 @@ class EndSession(Request):
 
 
 @attrs.frozen(slots=True)
+class EndSessions(Request):
+    """Mark many sessions ended in one transaction (a mass cancel of subagents)."""
+
+    op: ClassVar[str] = "end_sessions"
+
+    session_ids: tuple[str, ...]
+    reason: str
+
+
+@attrs.frozen(slots=True)
 class ReopenSession(Request):
     op: ClassVar[str] = "reopen_session"
 
@@ -186,6 +196,8 @@ class ClaimProcess(Request):
     process_id: str
     owner_pid: int
     owner_start_time: int
+    session_id: str | None = None
+    """Also move the row to this session (a subagent handed the process to its parent)."""
 
 
 @attrs.frozen(slots=True)

@@ -25,6 +25,10 @@ Version 3 adds ``delegations``: one row per background delegation of
 ``hermes.subagents`` (parent session, goals, status, the result text to
 deliver), so a daemon restart neither loses a finished result nor forgets one
 that was running.
+
+Version 4 adds ``events``: a session's published events (type, time, the
+msgpack of the payload), written in batches by the daemon, so ``since=``
+replay works across restarts (``event_queries.py``).
 """
 
 from __future__ import annotations
@@ -146,10 +150,22 @@ CREATE TABLE delegations (
 CREATE INDEX delegations_by_session ON delegations (session_id, status);
 """
 
+_V4 = """
+CREATE TABLE events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    at REAL NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
     Migration(3, "background delegations (results delivered once)", _V3),
+    Migration(4, "session events (replay across restarts)", _V4),
 )
 """Every schema change ever made, in order; append, never edit."""
 

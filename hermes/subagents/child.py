@@ -9,18 +9,23 @@ A child is an ordinary ``SessionActor`` with:
   no project context files and no memory;
 - its own iteration budget (50) and ``unattended`` approvals, so a dangerous
   command is denied: nobody is there to answer;
-- its own subagent host one level deeper when it may orchestrate.
+- its own subagent host one level deeper when it may orchestrate;
+- the ``process`` tool with its ``handoff`` action, and the parent as the
+  hand-off target: a process it hands over survives it, the rest die with it.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from hermes.session import ChildHost, SessionConfig, SessionDeps
+from hermes.processes import HandoffTarget
+from hermes.processes.tool import ProcessTool
+from hermes.session import ChildHost, ChildOwner, SessionConfig, SessionDeps
 from hermes.tools import ToolRegistry
 
 from .config import SubagentConfig
 from .output import schema_instructions
+from .progress import Progress
 from .tasks import TaskSpec
 
 IDENTITY = (
@@ -51,7 +56,11 @@ def child_registry(
         refused.discard("delegate_task")
     else:
         refused.add("delegate_task")
-    return ToolRegistry(t for t in base if t.name not in refused)
+    return ToolRegistry(
+        t.for_subagent() if isinstance(t, ProcessTool) else t
+        for t in base
+        if t.name not in refused
+    )
 
 
 def focused_prompt(subagent_id: str, task: TaskSpec, parent: SessionConfig) -> str:
@@ -83,10 +92,21 @@ def child_config(
 
 
 def child_deps(
-    parent: SessionDeps, registry: ToolRegistry, subagents: ChildHost | None
+    parent: SessionDeps,
+    registry: ToolRegistry,
+    subagents: ChildHost | None,
+    handoff: HandoffTarget | None = None,
 ) -> SessionDeps:
-    """The child's collaborators: the parent's, with its own tools and subagent host."""
-    return attrs.evolve(parent, registry=registry, subagents=subagents)
+    """The child's collaborators: the parent's, with its own tools, subagent host and
+    hand-off target (never its grandparent's)."""
+    return attrs.evolve(parent, registry=registry, subagents=subagents, handoff=handoff)
+
+
+def handoff_target(owner: ChildOwner, progress: Progress) -> HandoffTarget | None:
+    """Where the child's hand-offs go: the owner's process registry; ``progress`` hears."""
+    if owner.processes is None:
+        return None
+    return HandoffTarget(owner.session_id, owner.processes, progress.handed)
 
 
 def first_prompt(task: TaskSpec) -> str:

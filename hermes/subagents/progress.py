@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import trio
 
+from hermes.processes import ProcessInfo
 from hermes.session import SessionEvent
 from hermes.session import events as ev
 
@@ -25,6 +26,7 @@ class Progress:
     __slots__ = (
         "activity",
         "current_tool",
+        "handed_over",
         "iteration",
         "last_progress",
         "notify",
@@ -45,6 +47,8 @@ class Progress:
         self.tools_running = 0
         """Calls started and not yet completed (a parallel batch may run several)."""
         self.session_id: str | None = None
+        self.handed_over: list[str] = []
+        """Processes the child handed to its parent (ids, in order)."""
         self.notify = notify
         """Called (in line) when an iteration or a tool call starts."""
 
@@ -55,6 +59,11 @@ class Progress:
     def touch(self, activity: str) -> None:
         self.activity = activity
         self.last_progress = trio.current_time()
+
+    def handed(self, info: ProcessInfo) -> None:
+        """The parent's registry took one of the child's processes (called in line)."""
+        if info.id not in self.handed_over:
+            self.handed_over.append(info.id)
 
     def observe(self, event: SessionEvent) -> None:
         """The child's hub calls this with each event it publishes."""

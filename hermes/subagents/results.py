@@ -60,6 +60,8 @@ class TaskResult:
     """The parsed JSON answer when an output schema was asked for and it fit."""
     full_text_path: str | None = None
     """Where the whole summary went when it was over the cap."""
+    handed_over: tuple[str, ...] = ()
+    """Background processes the child handed to the parent: still running, the parent's."""
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -137,6 +139,11 @@ def format_task(index: int, result: TaskResult) -> str:
     lines = [head, f"Goal: {result.goal}"]
     if result.detail:
         lines.append(f"Note: {result.detail}")
+    if result.handed_over:
+        lines.append(
+            f"Handed over to you: {', '.join(result.handed_over)} (still running, now in "
+            "your session: use the process tool to poll, wait for or kill them)"
+        )
     lines.append("Summary:" if result.summary.strip() else "Summary: (none)")
     if result.summary.strip():
         lines.append(result.summary)

@@ -68,7 +68,14 @@ from hermes.session import events as session_events
 from hermes.store import StoreError
 
 from . import events as ev
-from .child import child_config, child_deps, child_registry, first_prompt, may_orchestrate
+from .child import (
+    child_config,
+    child_deps,
+    child_registry,
+    first_prompt,
+    handoff_target,
+    may_orchestrate,
+)
 from .errors import AtCapacity, DelegationError, UnknownSubagent
 from .gate import ParentSlots, Ticket
 from .messages import Abandon, Admitted, Check, Delegate, Run, SubagentInfo
@@ -336,7 +343,7 @@ class SubagentSupervisor(Actor):
             parent_session_id=owner.session_id,
             task=child.task,
             config=child_config(owner.config, self.config, child.id, child.task),
-            deps=child_deps(owner.deps, registry, host),
+            deps=child_deps(owner.deps, registry, host, handoff_target(owner, child.progress)),
             host=host,
             prompt=first_prompt(child.task),
             schema_retries=self.config.schema_retries,
@@ -421,6 +428,7 @@ class SubagentSupervisor(Actor):
             iterations=outcome.iterations if outcome is not None else 0,
             tool_trace=tuple(progress.trace),
             tool_calls=progress.tool_calls,
+            handed_over=tuple(progress.handed_over),
             output=outcome.output if outcome is not None else None,
             full_text_path=path,
             **({"usage": usage} if usage is not None else {}),
@@ -541,23 +549,27 @@ class SubagentSupervisor(Actor):
             for child in children:
                 if child.ref is not None:
                     nursery.start_soon(child.ref.kill, reason)
-        async with trio.open_nursery() as nursery:
-            for child in children:
-                nursery.start_soon(self._end_killed, child)
+        await self._end_killed(children)
         for child in children:
             await self._finish(child)
 
-    async def _end_killed(self, child: _Child) -> None:
-        """A killed child never closed its session: mark it ended in the store (bounded)."""
-        session_id = child.progress.session_id
-        if session_id is None:
-            return
-        verdict = child.verdict[0].value if child.verdict is not None else "stopped"
+    async def _end_killed(self, children: list[_Child]) -> None:
+        """Killed children never closed their sessions: mark them ended in the store,
+        one request per verdict (a mass cancel is one transaction, not one per child)."""
+        by_reason: dict[str, list[str]] = {}
+        for child in children:
+            session_id = child.progress.session_id
+            if session_id is not None:
+                verdict = child.verdict[0].value if child.verdict is not None else "stopped"
+                by_reason.setdefault(f"subagent {verdict}", []).append(session_id)
+        store = self.owner.deps.store
         with trio.move_on_after(self.owner.config.store_timeout):
-            try:
-                await self.owner.deps.store.end_session(session_id, f"subagent {verdict}")
-            except StoreError as error:
-                log.debug("subagent %s: session not marked ended: %s", child.id, error)
+            for reason, session_ids in by_reason.items():
+                try:
+                    await store.end_sessions(session_ids, reason)
+                except StoreError as error:
+                    count = len(session_ids)
+                    log.debug("subagents: %d sessions not marked ended: %s", count, error)
 
     # -- stop and steer ----------------------------------------------------------------
 

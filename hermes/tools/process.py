@@ -139,6 +139,23 @@ async def _wait_until(predicate: Callable[[], bool], timeout: float, poll: float
     return predicate()
 
 
+async def _group_gone(process: trio.Process, timeout: float) -> bool:
+    """Wait up to ``timeout`` until the leader has exited and no member of its group lives.
+
+    The leader is waited for on its pidfd (``Process.wait``: woken by its exit, no
+    polling, and it is reaped then); only members that outlive it are polled, and
+    without a ``/proc`` scan once the group is empty.
+    """
+    pgid = process.pid
+    deadline = trio.current_time() + timeout
+    with trio.move_on_at(deadline):
+        await process.wait()
+    if process.returncode is None:
+        return False
+    left = max(0.0, deadline - trio.current_time())
+    return await _wait_until(lambda: _group_empty(pgid) or not _live(pgid), left)
+
+
 async def kill_group(
     process: trio.Process, *, grace: float = 1.0, kill_wait: float = 2.0
 ) -> KillReport:
@@ -149,21 +166,11 @@ async def kill_group(
     ``grace + 2 * kill_wait`` seconds.
     """
     pgid = process.pid
-
-    def done() -> bool:
-        # No /proc scan while the leader lives (the group is live) or once the group is
-        # empty: only members that outlive a reaped leader need one.
-        if process.poll() is None:
-            return False
-        return _group_empty(pgid) or not _live(pgid)
-
     _signal_group(pgid, signal.SIGTERM)
-    gone = await _wait_until(done, grace)
-    sigkill = False
-    if not gone:
-        sigkill = True
+    sigkill = not await _group_gone(process, grace)
+    if sigkill:
         _signal_group(pgid, signal.SIGKILL)
-        await _wait_until(done, kill_wait)
+        await _group_gone(process, kill_wait)
     with trio.move_on_after(kill_wait):
         await process.wait()
     if process.returncode is not None:

@@ -1,0 +1,388 @@
+"""``python -m bench gateway``: the daemon's surfaces under load, against a real daemon process.
+
+A ``hermes daemon`` subprocess (isolated XDG directories, the offline demo
+model streaming a delta every ``event_delay`` seconds) is driven over real
+WebSocket and HTTP connections from this process:
+
+- ``ws_cancel_p99_ms``: with ``busy`` sessions all running turns (each one
+  restarted as soon as it ends), the time from a ``cancel`` frame leaving a
+  WebSocket client to that session's ``turn.completed`` (reason
+  ``cancelled``) arriving back on the same connection. p99 of ``cancels``
+  samples. Target <= 50.
+- ``http_cancel_p99_ms``: the same load, ``POST /sessions/{id}/cancel`` on a
+  fresh connection until its answer (which comes once the session is idle
+  and its history persisted).
+- ``ws_clients_sustained``: the most concurrent WebSocket clients (of
+  ``levels``) that all receive every event of one session's turn: each
+  client subscribed, none dropped an event or missed a seq, each got
+  ``turn.completed`` within 10 s. Target >= 1,000.
+- ``event_fanout_per_s``: at that level, events delivered to all clients
+  together per second (from the prompt to the last client's
+  ``turn.completed``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from hermes.daemon.paths import resolve_paths
+from hermes.gateway.client import Client, Endpoint, NoDaemon, connect, find_daemon
+
+from .stats import format_table, targets_met
+
+TARGETS: dict[str, tuple[str, float]] = {
+    "ws_cancel_p99_ms": ("<=", 50.0),
+    "ws_clients_sustained": (">=", 1000),
+}
+PROMPT = "please tell me a long story about " + " ".join(f"word{i}" for i in range(240))
+"""The demo model echoes it back in ~40 deltas."""
+DELIVERY_DEADLINE = 10.0
+
+
+@attrs.frozen
+class Sizes:
+    busy: int = 100
+    cancels: int = 200
+    levels: tuple[int, ...] = (250, 500, 1000, 1500, 2000)
+    event_delay: float = 0.05
+
+    @classmethod
+    def quick(cls) -> Sizes:
+        return cls(busy=4, cancels=6, levels=(4, 8), event_delay=0.02)
+
+
+# -- the daemon --------------------------------------------------------------------------
+
+
+@contextmanager
+def daemon_process(event_delay: float) -> Iterator[Endpoint]:
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-gw-") as tmp:
+        root = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "XDG_"))}
+        env.pop("ANTHROPIC_API_KEY", None)
+        env.update(
+            XDG_CONFIG_HOME=str(root / "config"),
+            XDG_DATA_HOME=str(root / "data"),
+            XDG_RUNTIME_DIR=str(root / "run"),
+            HOME=str(root / "home"),
+        )
+        (root / "home").mkdir()
+        config = root / "config" / "hermes" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(
+            f"[model]\nfake_event_delay = {event_delay}\n[logging]\nlevel = \"warning\"\n"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hermes", "daemon"],
+            env=env,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            paths = resolve_paths(env)
+            deadline = time.monotonic() + 30
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the daemon exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+                with suppress(NoDaemon):
+                    endpoint = find_daemon(paths)
+                    if endpoint.pid == proc.pid:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the daemon did not start in 30 s")
+                time.sleep(0.02)
+            yield endpoint
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+
+# -- cancel latency ----------------------------------------------------------------------
+
+
+@attrs.define
+class _Load:
+    """Keeps sessions busy: a new turn as soon as one ends (on its own connection)."""
+
+    client: Client
+    sessions: list[str]
+    running: set[str] = attrs.field(factory=set)
+    probing: set[str] = attrs.field(factory=set)
+
+    async def dispatch(self, nursery: trio.Nursery) -> None:
+        async for event in self.client.events:
+            kind, session = event.get("type"), event.get("session")
+            if kind == "turn.started":
+                self.running.add(session)
+            elif kind == "turn.completed":
+                self.running.discard(session)
+                nursery.start_soon(self.submit, session)
+
+    async def submit(self, session: str) -> None:
+        with suppress(Exception):
+            await self.client.call("prompt.submit", session=session, text=PROMPT, mode="queue")
+
+    async def busy_one(self, index: int) -> str:
+        """A session that is running a turn now (waits for one)."""
+        for step in range(2000):
+            session = self.sessions[(index + step) % len(self.sessions)]
+            if session in self.running and session not in self.probing:
+                return session
+            await trio.sleep(0.005)
+        raise RuntimeError("no busy session")
+
+
+async def _completed(probe: Client, session: str) -> float:
+    async for event in probe.events:
+        if event.get("type") == "turn.completed" and event.get("session") == session:
+            return time.perf_counter()
+    raise RuntimeError("the probe connection closed")
+
+
+async def _sessions(client: Client, n: int) -> list[str]:
+    out = []
+    for _ in range(n):
+        session = (await client.call("session.create", busy_mode="queue"))["id"]
+        await client.call("events.subscribe", session=session)
+        out.append(session)
+    return out
+
+
+async def _http_cancel(endpoint: Endpoint, session: str) -> bytes:
+    host, port = endpoint.info["host"], int(endpoint.info["port"])
+    stream = await trio.open_tcp_stream(host, port)
+    async with stream:
+        body = b"{}"
+        await stream.send_all(
+            f"POST /sessions/{session}/cancel HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {endpoint.token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        data = b""
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    return data
+
+
+def _p(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in samples]
+    return {
+        "n": len(ms),
+        "p50": round(statistics.median(ms), 2) if ms else 0.0,
+        "p99": round(_p(ms, 0.99), 2),
+        "max": round(max(ms), 2) if ms else 0.0,
+    }
+
+
+async def measure_cancels(endpoint: Endpoint, sizes: Sizes) -> dict[str, Any]:
+    """A load connection keeps ``busy`` sessions running; a probe connection, subscribed
+    only to the session it cancels, times each cancel."""
+    ws: list[float] = []
+    http: list[float] = []
+    async with (
+        connect(endpoint) as client,
+        connect(endpoint) as probe,
+        trio.open_nursery() as nursery,
+    ):
+        load = _Load(client, await _sessions(client, sizes.busy))
+        nursery.start_soon(load.dispatch, nursery)
+        for session in load.sessions:
+            await load.submit(session)
+        for i in range(2 * sizes.cancels):
+            over_ws = i < sizes.cancels
+            session = await load.busy_one(i * 7)
+            load.probing.add(session)
+            await probe.call("events.subscribe", session=session)
+            start = time.perf_counter()
+            if over_ws:
+                answer = await probe.call("cancel", session=session)
+                cancelled = bool(answer["cancelled"])
+            else:
+                data = await _http_cancel(endpoint, session)
+                answered = time.perf_counter()
+                cancelled = b'"cancelled":true' in data.replace(b" ", b"")
+            with trio.move_on_after(10):
+                arrived = await _completed(probe, session)
+                if cancelled:
+                    (ws if over_ws else http).append((arrived if over_ws else answered) - start)
+            await probe.call("events.unsubscribe", session=session)
+            load.probing.discard(session)
+        nursery.cancel_scope.cancel()
+    return {"ws": _summary(ws), "http": _summary(http)}
+
+
+# -- many clients on one session -----------------------------------------------------------
+
+
+async def _fanout_level(endpoint: Endpoint, clients: int) -> dict[str, Any]:
+    """``clients`` connections subscribed to one session while it runs one turn."""
+    async with connect(endpoint) as driver:
+        session = (await driver.call("session.create"))["id"]
+        ready = trio.Semaphore(0)
+        go = trio.Event()
+        results: list[tuple[int, bool, float]] = []
+        connected = 0
+
+        async def one() -> None:
+            nonlocal connected
+            count, ok, last = 0, True, 0
+            try:
+                async with connect(endpoint) as client:
+                    await client.call("events.subscribe", session=session, timeout=60)
+                    connected += 1
+                    ready.release()
+                    await go.wait()
+                    with trio.move_on_after(60 + DELIVERY_DEADLINE):
+                        async for event in client.events:
+                            if event.get("type") == "events.dropped":
+                                ok = False
+                            seq = event.get("seq")
+                            if isinstance(seq, int):
+                                ok = ok and seq == last + 1 if last else ok
+                                last = seq
+                            count += 1
+                            if event.get("type") == "turn.completed":
+                                results.append((count, ok, time.perf_counter()))
+                                return
+            except Exception:
+                ready.release()
+            results.append((count, False, time.perf_counter()))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(clients):
+                nursery.start_soon(one)
+            for _ in range(clients):
+                await ready.acquire()
+            go.set()
+            start = time.perf_counter()
+            await driver.call("prompt.submit", session=session, text=PROMPT)
+        finished = [r for r in results if r[1]]
+        last = max((r[2] for r in results), default=start)
+        events = sum(r[0] for r in results)
+        return {
+            "clients": clients,
+            "connected": connected,
+            "complete": len(finished),
+            "events": events,
+            "seconds": round(last - start, 3),
+            "events_per_s": round(events / (last - start), 1) if last > start else 0.0,
+            "sustained": len(finished) == clients,
+        }
+
+
+async def measure_all(sizes: Sizes) -> dict[str, Any]:
+    with daemon_process(sizes.event_delay) as endpoint:
+        cancels = await measure_cancels(endpoint, sizes)
+        levels = []
+        for clients in sizes.levels:
+            level = await _fanout_level(endpoint, clients)
+            levels.append(level)
+            if not level["sustained"]:
+                break
+    good = [lv for lv in levels if lv["sustained"]]
+    best = good[-1] if good else None
+    return {
+        "ws_cancel_p99_ms": cancels["ws"]["p99"],
+        "http_cancel_p99_ms": cancels["http"]["p99"],
+        "ws_clients_sustained": best["clients"] if best else 0,
+        "event_fanout_per_s": best["events_per_s"] if best else 0.0,
+        "details": {
+            "ws_cancel_ms": cancels["ws"],
+            "http_cancel_ms": cancels["http"],
+            "levels": levels,
+            "sizes": attrs.asdict(sizes),
+        },
+    }
+
+
+def _raise_fd_limit(wanted: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def measure(sizes: Sizes) -> dict[str, Any]:
+    _raise_fd_limit(2 * max(sizes.levels) + 1024)  # the daemon inherits it too
+    results = trio.run(measure_all, sizes)
+    results["targets_met"] = targets_met(results, TARGETS)
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    d = results["details"]
+    met = results["targets_met"]
+    ws, http = d["ws_cancel_ms"], d["http_cancel_ms"]
+    busy = d["sizes"]["busy"]
+    top = next((lv for lv in reversed(d["levels"]) if lv["sustained"]), None)
+    rows = [
+        (
+            "ws_cancel_p99_ms",
+            f"{results['ws_cancel_p99_ms']:.1f}",
+            f"{busy} busy sessions; p50 {ws['p50']:.1f}, max {ws['max']:.1f} (n={ws['n']})",
+            "<= 50",
+            "yes" if met["ws_cancel_p99_ms"] else "NO",
+        ),
+        (
+            "http_cancel_p99_ms",
+            f"{results['http_cancel_p99_ms']:.1f}",
+            f"new connection per cancel; p50 {http['p50']:.1f}, max {http['max']:.1f}",
+            "-",
+            "-",
+        ),
+        (
+            "ws_clients_sustained",
+            str(results["ws_clients_sustained"]),
+            "every client got every event of a turn"
+            + (f" ({top['events']} events in {top['seconds']} s)" if top else ""),
+            ">= 1000",
+            "yes" if met["ws_clients_sustained"] else "NO",
+        ),
+        (
+            "event_fanout_per_s",
+            f"{results['event_fanout_per_s']:,.0f}",
+            "events delivered to all clients together per second",
+            "-",
+            "-",
+        ),
+    ]
+    return format_table(("figure", "value", "measured", "target", "met"), rows)
+
+
+def main(json_output: bool, quick: bool, reps: int) -> int:
+    del reps  # percentiles over many samples rather than repetitions
+    results = measure(Sizes.quick() if quick else Sizes())
+    print(json.dumps(results, indent=2) if json_output else render(results))
+    return 0
