@@ -111,6 +111,11 @@ class ActorContext:
     def trap_exits(self, value: bool) -> None:
         self._cell.trap_exits = bool(value)
 
+    @property
+    def mailbox_depth(self) -> int:
+        """Ordinary messages waiting in this actor's mailbox (not counting the one in hand)."""
+        return self._cell.mailbox.depth
+
     def beat(self, activity: str | None = None) -> None:
         """Refresh the heartbeat during long work, optionally saying what it is doing."""
         cell = self._cell

@@ -20,14 +20,16 @@ Requests are served one at a time from the mailbox (bounded, ``BLOCK``:
 callers wait for space within their call timeout), so there are no
 cross-thread locks and the worker never has more than one call queued.
 
-**Group commit of small writes.** A write that ``runs_inline`` is not run at
-once: it joins a pending group and the actor casts itself one ``_Flush``,
+**Group commit of small writes.** A write that ``runs_inline`` and finds
+other requests waiting behind it is not run at once (alone, with nothing
+queued, it is simply committed): it joins a pending group and the actor casts
+itself one ``_Flush``,
 which lands behind every request already queued. The writes that arrive
 before it join the same group, and the flush runs the group in one
 transaction, each request in its own savepoint (one failing is rolled back
 alone), then answers each. When many sessions write at once (a mass cancel
 settles a hundred transcripts and process rows) that is one commit instead of
-a hundred; a lone write costs one extra message. Any other request flushes
+a hundred. Any other request flushes
 the pending group first, so requests are still served in arrival order.
 
 Failures: every request is answered. A failure is sent back as a
@@ -120,6 +122,9 @@ class StoreActor(Actor):
             return None
         self.ctx.beat(message.op)
         if self._db is not None and runs_inline(message):
+            if not self._group and self.ctx.mailbox_depth == 0:
+                await self._answer(message, reply)  # nothing to group with: commit it alone
+                return None
             self._group.append((message, reply))
             if not self._flush_queued:
                 try:

@@ -570,3 +570,29 @@ def test_mailbox_matches_reference_model(
             overflow=overflow.value,
         )
     assert [e.message for e in mailbox.close()] == model.queue
+
+
+async def test_an_actor_sees_how_many_messages_wait_behind_the_one_in_hand(
+    system: ActorSystem,
+) -> None:
+    seen: list[int] = []
+    gate = trio.Event()
+    done = trio.Event()
+
+    class Counting(Actor):
+        async def receive(self, message: object) -> None:
+            if message == "first":
+                await gate.wait()
+            seen.append(self.ctx.mailbox_depth)
+            if len(seen) == 4:
+                done.set()
+
+    ref = await system.spawn(Counting())
+    with trio.fail_after(5):
+        await ref.cast("first")
+        await trio.testing.wait_all_tasks_blocked()
+        for n in range(3):
+            await ref.cast(n)
+        gate.set()
+        await done.wait()
+    assert seen == [3, 2, 1, 0]
