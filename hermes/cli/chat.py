@@ -158,6 +158,11 @@ async def _slash(client: Any, sid: str, text: str) -> bool:
     elif command == "/sessions":
         for row in await client.call("session.list"):
             click.echo(f"{row['id']}  {row['messages']} msgs  {row['title'] or ''}")
+    elif command == "/yolo":
+        on = rest.lower() not in ("off", "no", "false", "0")
+        answer = await client.call("session.yolo", session=sid, on=on)
+        state = "on: dangerous commands run unasked" if answer["yolo"] else "off"
+        click.echo(f"[yolo {state}; the hardline floor always holds]", err=True)
     elif command == "/approve":
         request_id, _, choice = rest.partition(" ")
         await client.call(
@@ -166,7 +171,7 @@ async def _slash(client: Any, sid: str, text: str) -> bool:
     else:
         click.echo(
             f"[{command}: not available (try /steer /redirect /stop /cancel /tree "
-            "/sessions /approve /quit)]",
+            "/sessions /approve /yolo [off] /quit)]",
             err=True,
         )
     return False

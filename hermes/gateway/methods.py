@@ -192,6 +192,7 @@ class Methods:
             "tree.snapshot": self.tree_snapshot,
             "approval.respond": self.approval_respond,
             "search": self.search,
+            "session.yolo": self.session_yolo,
             "orphans.list": self.orphans_list,
             "orphans.kill": self.orphans_kill,
             "subagent.list": self.subagent_list,
@@ -402,6 +403,13 @@ class Methods:
         entry = await self.entry(p)
         p.done()
         return _process(await _processes(entry).kill(process))
+
+    async def session_yolo(self, p: Params) -> Any:
+        """Skip a session's dangerous-command list (never the hardline floor), or stop skipping."""
+        on = p.opt_bool("on", True)
+        entry = await self.entry(p)
+        p.done()
+        return {"session": entry.session_id, "yolo": await entry.handle.set_yolo(on)}
 
     async def orphans_list(self, p: Params) -> Any:
         """Background processes whose daemon died (see ``hermes.processes.orphans``)."""

@@ -30,6 +30,7 @@ from .messages import (
     Refused,
     RespondApproval,
     SessionState,
+    SetYolo,
     Steer,
     SteerSubagent,
     StopSubagent,
@@ -110,6 +111,11 @@ class SessionHandle:
         self, request_id: int, choice: ApprovalChoice | str, *, timeout: float | None = None
     ) -> None:
         await self._call(RespondApproval(request_id, ApprovalChoice(choice)), timeout)
+
+    async def set_yolo(self, on: bool, *, timeout: float | None = None) -> bool:
+        """Turn the session's yolo switch on or off; returns the new value."""
+        value: bool = await self._call(SetYolo(on), timeout)
+        return value
 
     async def state(self, *, timeout: float | None = None) -> SessionState:
         state: SessionState = await self._call(GetState(), timeout)

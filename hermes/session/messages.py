@@ -52,6 +52,13 @@ class RespondApproval:
 
 
 @attrs.frozen(slots=True)
+class SetYolo:
+    """Skip (``on``) or apply the dangerous-command list; the hardline floor always holds."""
+
+    on: bool
+
+
+@attrs.frozen(slots=True)
 class GetState:
     pass
 

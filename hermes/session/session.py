@@ -85,6 +85,7 @@ from .messages import (
     Refused,
     RespondApproval,
     SessionState,
+    SetYolo,
     Steer,
     SteerSubagent,
     StopSubagent,
@@ -393,6 +394,9 @@ class SessionActor(Actor):
             return self._state()
         if isinstance(message, GetHub):
             return self.hub
+        if isinstance(message, SetYolo):
+            self.tools_ctx.approvals.yolo = bool(message.on)  # read by the gate at each command
+            return self.tools_ctx.approvals.yolo
         if isinstance(message, RespondApproval):
             self.approvals.respond(message.request_id, message.choice)
             return None

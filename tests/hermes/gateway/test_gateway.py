@@ -153,6 +153,21 @@ async def test_msgpack_subprotocol(daemon: Daemon) -> None:
             assert stray["payload"]["error"]["code"] == "parse_error"
 
 
+async def test_session_yolo_switch(daemon: Daemon) -> None:
+    with trio.fail_after(15):
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            session = await new_session(client)
+            assert await client.call("session.yolo", session=session) == {
+                "session": session,
+                "yolo": True,
+            }
+            off = await client.call("session.yolo", session=session, on=False)
+            assert off["yolo"] is False
+            with pytest.raises(GatewayError) as bad:
+                await client.call("session.yolo", session=session, on="yes")
+            assert bad.value.code == "invalid_params"
+
+
 # -- several clients, replay ---------------------------------------------------------------
 
 

@@ -191,3 +191,27 @@ async def test_hardline_is_refused_even_with_yolo_and_an_approver(
     assert text.startswith("BLOCKED: this command was NOT run.")
     assert "formatting a filesystem (mkfs)" in text
     assert "no approval and no yolo mode can override" in text
+
+
+async def test_yolo_switched_on_and_off_mid_session(
+    session: SessionHandle, fake: FakeProvider, victim: Path
+) -> None:
+    """The switch reaches the gate of the next command; turning it off applies the list again."""
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", {"command": RM}, id="toolu_on")), Reply.of("cleaned")
+    )
+    with session.subscribe() as sub, trio.fail_after(10):
+        assert await session.set_yolo(True) is True
+        first = await session.run("clean")  # unattended, yet it runs: yolo skips the list
+        assert first.reason is TurnEnd.COMPLETED
+        assert not await trio.Path(victim).exists()
+        assert payloads(sub.drain(), "ApprovalRequested") == []
+
+        await trio.Path(victim).mkdir()
+        fake.enqueue(
+            Reply.of(ToolUse("terminal", {"command": RM}, id="toolu_off")), Reply.of("kept")
+        )
+        assert await session.set_yolo(False) is False
+        second = await session.run("clean again")
+    assert second.reason is TurnEnd.COMPLETED
+    assert await trio.Path(victim).exists()  # unattended and no yolo: denied, nothing ran
