@@ -84,7 +84,7 @@ def daemon_process(event_delay: float) -> Iterator[Endpoint]:
         config = root / "config" / "hermes" / "config.toml"
         config.parent.mkdir(parents=True)
         config.write_text(
-            f"[model]\nfake_event_delay = {event_delay}\n[logging]\nlevel = \"warning\"\n"
+            f'[model]\nfake_event_delay = {event_delay}\n[logging]\nlevel = "warning"\n'
         )
         proc = subprocess.Popen(
             [sys.executable, "-m", "hermes", "daemon"],

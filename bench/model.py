@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +28,7 @@ import trio
 
 from hermes.model import Message, ModelClient, ModelRequest, RetryPolicy
 
+from .child import serving
 from .stats import format_table, targets_met
 
 API_KEY = "bench-key"
@@ -51,25 +50,8 @@ class Sizes:
 @contextmanager
 def fake_provider() -> Iterator[tuple[str, int]]:
     """Start the fake provider in a child process; yield (base_url, pid)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hermes", "fake-provider", "--port", "0", "--api-key", API_KEY],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        url = line.split()[-1] if line else ""
-        if not url.startswith("http://"):
-            raise RuntimeError(f"fake provider did not report its URL (got {line!r})")
-        yield url, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(["hermes", "fake-provider", "--port", "0", "--api-key", API_KEY]) as served:
+        yield served
 
 
 def process_cpu_seconds(pid: int) -> float:

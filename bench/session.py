@@ -39,8 +39,6 @@ import gc
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -74,11 +72,11 @@ from hermes.store import Request, StoreClient, spawn_store
 from hermes.tools import ToolCall, ToolContext, ToolRegistry, default_registry
 
 from . import session_fake as script
+from .child import serving
 from .stats import format_table, targets_met
 
 API_KEY = "bench-key"
 MODEL = "claude-bench"
-ROOT = Path(__file__).resolve().parent.parent
 TARGETS: dict[str, tuple[str, float]] = {
     "turn_overhead_ratio": ("<=", 1.3),
     "cancel_p99_ms": ("<=", 50.0),
@@ -128,25 +126,8 @@ class CountingStore(StoreClient):
 @contextmanager
 def scripted_fake() -> Iterator[str]:
     """Start ``bench.session_fake`` in a child process; yield its base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.session_fake", "--api-key", API_KEY],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("http://"):
-            raise RuntimeError(f"the scripted fake did not report its URL (got {line!r})")
-        yield line
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(["bench.session_fake", "--api-key", API_KEY]) as (url, _):
+        yield url
 
 
 @attrs.define

@@ -30,8 +30,6 @@ from __future__ import annotations
 import gc
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -60,12 +58,12 @@ from hermes.subagents.child import child_config, child_deps, child_registry
 from hermes.tools import default_registry
 
 from . import subagents_fake as script
+from .child import serving
 from .session import RecordingClient, children, percentiles
 from .stats import format_table, rss_bytes, targets_met
 
 API_KEY = "bench-key"
 MODEL = "claude-bench"
-ROOT = Path(__file__).resolve().parent.parent
 TARGETS: dict[str, tuple[str, float]] = {"fanout_cancel_p99_ms": ("<=", 100.0)}
 
 
@@ -85,25 +83,8 @@ class Sizes:
 @contextmanager
 def scripted_fake() -> Iterator[str]:
     """Start ``bench.subagents_fake`` in a child process; yield its base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.subagents_fake", "--api-key", API_KEY],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("http://"):
-            raise RuntimeError(f"the scripted fake did not report its URL (got {line!r})")
-        yield line
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(["bench.subagents_fake", "--api-key", API_KEY]) as (url, _):
+        yield url
 
 
 @attrs.define
