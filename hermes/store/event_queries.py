@@ -108,7 +108,5 @@ def read_events(conn: apsw.Connection, req: ReadEvents, abort: Abort) -> list[St
 
 
 def last_event_seq(conn: apsw.Connection, req: LastEventSeq, abort: Abort) -> int:
-    value = conn.execute(
-        "SELECT max(seq) FROM events WHERE session_id = ?", (req.session_id,)
-    ).get
+    value = conn.execute("SELECT max(seq) FROM events WHERE session_id = ?", (req.session_id,)).get
     return int(value or 0)

@@ -10,7 +10,6 @@ thread; tests can call them on an ordinary connection.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -18,7 +17,7 @@ from typing import Any, cast
 import apsw
 
 from hermes.codec import CodecError, pack_blocks, unpack_blocks
-from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage
+from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock
 
 from . import delegation_queries, event_queries, process_queries
 from .errors import (
@@ -27,11 +26,8 @@ from .errors import (
     InvalidTranscript,
     RequestAborted,
     SeqConflict,
-    SessionEnded,
-    SessionExists,
-    SessionNotFound,
 )
-from .records import AppendResult, SearchHit, SessionInfo, Transcript
+from .records import AppendResult, SearchHit, Transcript
 from .requests import (
     AddUsage,
     AppendMessages,
@@ -56,16 +52,22 @@ from .requests import (
     SetTitle,
     Truncate,
 )
-from .validate import Tail, TranscriptRuleError, advance, searchable_text
-
-MAX_LIMIT = 1000
-"""Most rows a list or search returns."""
-
-_SESSION_COLUMNS = (
-    "id, parent_id, title, model, created_at, updated_at, ended_at, end_reason, message_count, "
-    "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens"
+from .session_queries import (
+    add_usage,
+    charge_usage,
+    check_limit,
+    check_usage,
+    create_session,
+    end_session,
+    end_sessions,
+    get_session,
+    list_sessions,
+    open_session_row,
+    reopen_session,
+    session_row,
+    set_title,
 )
-
+from .validate import Tail, TranscriptRuleError, advance, searchable_text
 
 # -- transactions ----------------------------------------------------------------------
 
@@ -165,96 +167,6 @@ def run_requests_grouped(
 
 
 # -- rows ------------------------------------------------------------------------------
-
-
-def _session_from_row(row: Sequence[Any]) -> SessionInfo:
-    return SessionInfo(
-        id=row[0],
-        parent_id=row[1],
-        title=row[2],
-        model=row[3],
-        created_at=float(row[4]),
-        updated_at=float(row[5]),
-        ended_at=None if row[6] is None else float(row[6]),
-        end_reason=row[7],
-        message_count=int(row[8]),
-        usage=Usage(int(row[9]), int(row[10]), int(row[11]), int(row[12])),
-    )
-
-
-def _find_session(conn: apsw.Connection, session_id: str) -> SessionInfo | None:
-    row = conn.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).get
-    if row is None:
-        return None
-    return _session_from_row(cast(Sequence[Any], row))
-
-
-def _session(conn: apsw.Connection, op: str, session_id: str) -> SessionInfo:
-    _check_id(op, "session_id", session_id)
-    info = _find_session(conn, session_id)
-    if info is None:
-        raise SessionNotFound(op, f"no session with id {session_id!r}", session_id=session_id)
-    return info
-
-
-def _open_session(conn: apsw.Connection, op: str, session_id: str) -> SessionInfo:
-    """The session, which must not have ended (its transcript is closed then)."""
-    info = _session(conn, op, session_id)
-    if info.ended_at is not None:
-        raise SessionEnded(
-            op,
-            f"the session ended at {time.ctime(info.ended_at)} ({info.end_reason}); "
-            "reopen it before writing to it",
-            session_id=session_id,
-        )
-    return info
-
-
-def _check_id(op: str, field: str, value: object) -> None:
-    if not isinstance(value, str) or not value:
-        raise InvalidRequest(op, f"{field} must be a non-empty str, got {value!r}")
-
-
-def _check_usage(op: str, usage: Usage | None, session_id: str) -> None:
-    if usage is None:
-        return
-    for name in (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ):
-        value = getattr(usage, name)
-        if type(value) is not int or value < 0:
-            raise InvalidRequest(
-                op, f"usage.{name} must be an int >= 0, got {value!r}", session_id=session_id
-            )
-
-
-def _add_usage(conn: apsw.Connection, session_id: str, usage: Usage | None, now: float) -> None:
-    u = usage or Usage()
-    conn.execute(
-        "UPDATE sessions SET updated_at = ?, input_tokens = input_tokens + ?, "
-        "output_tokens = output_tokens + ?, "
-        "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
-        "cache_read_input_tokens = cache_read_input_tokens + ? WHERE id = ?",
-        (
-            now,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_creation_input_tokens,
-            u.cache_read_input_tokens,
-            session_id,
-        ),
-    )
-
-
-def new_session_id() -> str:
-    """A fresh id: the UTC creation time (sortable) and a random suffix (unique)."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
-
-
-# -- transcript ------------------------------------------------------------------------
 
 
 def _tail(conn: apsw.Connection, session_id: str, before_seq: int) -> Tail:
@@ -367,38 +279,14 @@ def _stored_rows(
 # -- writes ----------------------------------------------------------------------------
 
 
-def create_session(conn: apsw.Connection, req: CreateSession, abort: Abort) -> SessionInfo:
-    op = req.op
-    session_id = new_session_id() if req.session_id is None else req.session_id
-    _check_id(op, "session_id", session_id)
-    _check_id(op, "model", req.model)
-    if req.title is not None and not isinstance(req.title, str):
-        raise InvalidRequest(op, f"title must be a str or None, got {req.title!r}")
-    if _find_session(conn, session_id) is not None:
-        raise SessionExists(op, "a session with this id already exists", session_id=session_id)
-    if req.parent_id is not None:
-        _check_id(op, "parent_id", req.parent_id)
-        if _find_session(conn, req.parent_id) is None:
-            raise SessionNotFound(
-                op, f"parent session {req.parent_id!r} does not exist", session_id=session_id
-            )
-    now = time.time()
-    conn.execute(
-        "INSERT INTO sessions (id, parent_id, title, model, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (session_id, req.parent_id, req.title, req.model, now, now),
-    )
-    return _session(conn, op, session_id)
-
-
 def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) -> AppendResult:
     op, session_id = req.op, req.session_id
-    info = _open_session(conn, op, session_id)
+    info = open_session_row(conn, op, session_id)
     messages = tuple(req.messages)
     if not messages:
         raise InvalidRequest(op, "no messages to append", session_id=session_id)
     _check_messages(op, session_id, messages)
-    _check_usage(op, req.usage, session_id)
+    check_usage(op, req.usage, session_id)
     next_seq = info.message_count
     expected = req.expected_seq
     if expected is not None and expected != next_seq:
@@ -438,15 +326,15 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
         _record_tools(conn, session_id, seq, message)
     end = next_seq + len(messages)
     conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (end, session_id))
-    _add_usage(conn, session_id, req.usage, now)
+    charge_usage(conn, session_id, req.usage, now)
     return AppendResult(session_id, next_seq, end)
 
 
 def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
     op, session_id, seq = req.op, req.session_id, req.seq
-    info = _open_session(conn, op, session_id)
+    info = open_session_row(conn, op, session_id)
     _check_messages(op, session_id, [req.message])
-    _check_usage(op, req.usage, session_id)
+    check_usage(op, req.usage, session_id)
     last = info.message_count - 1
     if last < 0 or seq != last:
         raise SeqConflict(
@@ -483,13 +371,13 @@ def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> Appen
         (blob, searchable_text(req.message), now, session_id, seq),
     )
     _record_tools(conn, session_id, seq, req.message)
-    _add_usage(conn, session_id, req.usage, now)
+    charge_usage(conn, session_id, req.usage, now)
     return AppendResult(session_id, seq, seq + 1)
 
 
 def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
     op, session_id, keep = req.op, req.session_id, req.keep
-    info = _open_session(conn, op, session_id)
+    info = open_session_row(conn, op, session_id)
     if type(keep) is not int or not 0 <= keep <= info.message_count:
         raise InvalidRequest(
             op,
@@ -510,83 +398,9 @@ def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
     return info.message_count - keep
 
 
-def add_usage(conn: apsw.Connection, req: AddUsage, abort: Abort) -> SessionInfo:
-    _session(conn, req.op, req.session_id)
-    if not isinstance(req.usage, Usage):
-        raise InvalidRequest(req.op, f"usage must be a Usage, got {type(req.usage).__name__}")
-    _check_usage(req.op, req.usage, req.session_id)
-    _add_usage(conn, req.session_id, req.usage, time.time())
-    return _session(conn, req.op, req.session_id)
-
-
-def set_title(conn: apsw.Connection, req: SetTitle, abort: Abort) -> SessionInfo:
-    _session(conn, req.op, req.session_id)
-    if req.title is not None and not isinstance(req.title, str):
-        raise InvalidRequest(req.op, f"title must be a str or None, got {req.title!r}")
-    conn.execute(
-        "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?",
-        (req.title, time.time(), req.session_id),
-    )
-    return _session(conn, req.op, req.session_id)
-
-
-def end_session(conn: apsw.Connection, req: EndSession, abort: Abort) -> SessionInfo:
-    _open_session(conn, req.op, req.session_id)
-    if not isinstance(req.reason, str) or not req.reason:
-        raise InvalidRequest(req.op, f"reason must be a non-empty str, got {req.reason!r}")
-    now = time.time()
-    conn.execute(
-        "UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? WHERE id = ?",
-        (now, req.reason, now, req.session_id),
-    )
-    return _session(conn, req.op, req.session_id)
-
-
-def end_sessions(conn: apsw.Connection, req: EndSessions, abort: Abort) -> tuple[str, ...]:
-    """End every session of ``req.session_ids`` still open; the ids it ended.
-
-    Unknown and already-ended sessions are skipped, not refused: the caller is
-    tidying up after a mass cancel and wants each open one closed.
-    """
-    if not isinstance(req.reason, str) or not req.reason:
-        raise InvalidRequest(req.op, f"reason must be a non-empty str, got {req.reason!r}")
-    if not isinstance(req.session_ids, tuple):
-        raise InvalidRequest(req.op, f"session_ids must be a tuple, got {req.session_ids!r}")
-    now = time.time()
-    ended = []
-    for session_id in req.session_ids:
-        _check_id(req.op, "session_id", session_id)
-        abort.check(req.op)
-        conn.execute(
-            "UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? "
-            "WHERE id = ? AND ended_at IS NULL",
-            (now, req.reason, now, session_id),
-        )
-        if conn.changes():
-            ended.append(session_id)
-    return tuple(ended)
-
-
-def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> SessionInfo:
-    _session(conn, req.op, req.session_id)
-    conn.execute(
-        "UPDATE sessions SET ended_at = NULL, end_reason = NULL, updated_at = ? "
-        "WHERE id = ? AND ended_at IS NOT NULL",
-        (time.time(), req.session_id),
-    )
-    return _session(conn, req.op, req.session_id)
-
-
-# -- reads -----------------------------------------------------------------------------
-
-
-def get_session(conn: apsw.Connection, req: GetSession, abort: Abort) -> SessionInfo:
-    return _session(conn, req.op, req.session_id)
-
-
 def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Transcript:
     op, session_id = req.op, req.session_id
-    info = _session(conn, op, session_id)
+    info = session_row(conn, op, session_id)
     messages: list[Message] = []
     for seq, role, blob in conn.execute(
         "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
@@ -628,29 +442,6 @@ def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Trans
     return Transcript(info, tuple(messages), open_uses)
 
 
-def _check_limit(op: str, limit: object) -> int:
-    if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidRequest(op, f"limit must be an int from 1 to {MAX_LIMIT}, got {limit!r}")
-    return limit
-
-
-def list_sessions(conn: apsw.Connection, req: ListSessions, abort: Abort) -> list[SessionInfo]:
-    limit = _check_limit(req.op, req.limit)
-    where: list[str] = []
-    args: list[Any] = []
-    if req.parent_id is not None:
-        where.append("parent_id = ?")
-        args.append(req.parent_id)
-    if not req.include_ended:
-        where.append("ended_at IS NULL")
-    clause = f"WHERE {' AND '.join(where)} " if where else ""
-    rows = conn.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions {clause}ORDER BY updated_at DESC, id LIMIT ?",
-        (*args, limit),
-    )
-    return [_session_from_row(row) for row in rows]
-
-
 def fts_query(text: str) -> str:
     """Plain words as an FTS5 query: each word quoted, all of them required."""
     words = text.split()
@@ -659,7 +450,7 @@ def fts_query(text: str) -> str:
 
 def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
     op = req.op
-    limit = _check_limit(op, req.limit)
+    limit = check_limit(op, req.limit)
     if not isinstance(req.query, str) or not req.query.strip():
         raise InvalidRequest(op, f"the search query is empty ({req.query!r})")
     match = req.query if req.raw else fts_query(req.query)
