@@ -7,6 +7,7 @@
 | ``turn.py`` | ``TurnActor``: model calls and tool batches of one turn; settles history |
 | ``workers.py`` | ``ToolWorker``: one actor per tool call |
 | ``control.py`` | ``TurnControls``: steers, redirects, the soft interrupt |
+| ``inputs.py`` | ``InputQueue``: prompts and machine input waiting for the next turn |
 | ``conversation.py`` | ``Conversation``: the transcript in memory and in the store, in step |
 | ``events.py`` | typed session events and their bounded fan-out |
 | ``approvals.py`` | approval requests from tools to attached surfaces |

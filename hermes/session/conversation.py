@@ -121,6 +121,16 @@ class Conversation:
         del self.messages[keep:]
         return removed
 
+    async def rollback_to(self, length: int, last: Message | None) -> None:
+        """Undo a turn: keep ``length`` messages, the last of them as it was (``last``).
+
+        A turn's prompt may have been merged into the trailing user message, so
+        truncating alone is not enough: that message is restored too.
+        """
+        await self.truncate(length)
+        if last is not None and self.last != last:
+            await self.replace_last(last)
+
     async def resync(self) -> None:
         """Reload from the store (after a write that may have half-happened)."""
         transcript = await self.store.load(self.session_id)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections import deque
 from collections.abc import Mapping
 
 import attrs
@@ -71,6 +70,7 @@ from .errors import (
     SessionClosed,
     SessionError,
 )
+from .inputs import InputQueue, PendingInput, checked_text
 from .messages import (
     Accepted,
     Cancel,
@@ -124,14 +124,6 @@ class Cancelled:
 
 
 @attrs.define(slots=True)
-class _Input:
-    text: str
-    waiter: Reply | None = None
-    delivered: MachineInput | None = None
-    """Machine input whose ``on_delivered`` runs once a turn took the text."""
-
-
-@attrs.define(slots=True)
 class _Running:
     actor: TurnActor
     ref: ActorRef
@@ -168,7 +160,6 @@ class SessionActor(Actor):
         self.turn_number = 0
         self.usage = Usage()
         self._running: _Running | None = None
-        self._queue: deque[_Input] = deque()
         self._closed = False
         self.children: HostedChildren | None = None
         self.context_used = 0
@@ -199,6 +190,7 @@ class SessionActor(Actor):
         self.conversation = Conversation(store, self.session_id, messages)
         await self.conversation.close_open_uses("the session restarted while it was running")
         self.hub = self._given_hub or ev.EventHub(self.session_id)
+        self.queue = InputQueue(self.config.queue_limit, self.hub, self.session_id)
         self.approvals = ApprovalBroker(
             self.hub, self.config.approval_timeout, unattended=self.config.unattended
         )
@@ -283,7 +275,7 @@ class SessionActor(Actor):
             return
         running = self._running
         if running is None:
-            await self._start_turn(_Input(item.text, delivered=item))
+            await self._start_turn(PendingInput(item.text, delivered=item))
             return
         if self.config.busy_mode is BusyMode.STEER:
             try:
@@ -293,7 +285,7 @@ class SessionActor(Actor):
             else:
                 await self._delivered(item)
                 return
-        if len(self._queue) >= self.config.queue_limit:
+        if self.queue.full:
             log.warning(
                 "session %s: input queue full, %s input lost: %s",
                 self.session_id,
@@ -301,7 +293,7 @@ class SessionActor(Actor):
                 item.text,
             )
             return
-        self._enqueue(_Input(item.text, delivered=item))
+        self.queue.add(PendingInput(item.text, delivered=item))
 
     async def _delivered(self, item: MachineInput | None) -> None:
         """Run a machine input's delivery hook (bounded; a failure is only logged)."""
@@ -424,11 +416,11 @@ class SessionActor(Actor):
         return self.ctx.defer_reply() if wait and self.ctx.handling_call else None
 
     async def _prompt(self, prompt: Prompt) -> object:
-        text = _checked_text(prompt.text, "prompt")
+        text = checked_text(prompt.text, "prompt")
         running = self._running
         if running is None:
             waiter = self._waiter(prompt.wait)
-            number = await self._start_turn(_Input(text, waiter))
+            number = await self._start_turn(PendingInput(text, waiter))
             return Accepted("started", number)
         mode = prompt.mode or self.config.busy_mode
         if mode is BusyMode.INTERRUPT and running.controls.holds:
@@ -446,38 +438,27 @@ class SessionActor(Actor):
             return Accepted("steered", self.turn_number)
         if mode is BusyMode.ROLLBACK:
             await self._stop_turn("rolled back: a new prompt replaced it", rollback=True)
-            number = await self._start_turn(_Input(text, self._waiter(prompt.wait)))
+            number = await self._start_turn(PendingInput(text, self._waiter(prompt.wait)))
             return Accepted("rolled_back", number)
-        position = self._enqueue(_Input(text, None))
-        if prompt.wait:
-            self._queue[-1].waiter = self._waiter(True)
+        item = PendingInput(text)
+        position = self.queue.add(item)
+        item.waiter = self._waiter(prompt.wait)
         if mode is BusyMode.INTERRUPT:
             running.controls.soft_interrupt("interrupted by a new prompt")
             self.approvals.deny_all()
             return Accepted("interrupting", self.turn_number, position)
         return Accepted("queued", None, position)
 
-    def _enqueue(self, item: _Input) -> int:
-        if len(self._queue) >= self.config.queue_limit:
-            raise QueueFull(
-                f"{self.config.queue_limit} prompts are already waiting in session "
-                f"{self.session_id}"
-            )
-        self._queue.append(item)
-        position = len(self._queue)
-        self.hub.publish(ev.InputQueued(position, item.text))
-        return position
-
     async def _steer(self, text: str) -> Accepted:
-        text = _checked_text(text, "steer")
+        text = checked_text(text, "steer")
         if self._running is None:
-            number = await self._start_turn(_Input(text))
+            number = await self._start_turn(PendingInput(text))
             return Accepted("started", number)
         self._running.controls.steer(text)
         return Accepted("steered", self.turn_number)
 
     def _redirect(self, text: str) -> Accepted:
-        text = _checked_text(text, "redirect")
+        text = checked_text(text, "redirect")
         running = self._require_turn("redirect")
         redirected = running.controls.redirect(text)
         return Accepted("redirected" if redirected else "steered", self.turn_number)
@@ -525,7 +506,7 @@ class SessionActor(Actor):
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def _start_turn(self, item: _Input) -> int:
+    async def _start_turn(self, item: PendingInput) -> int:
         self.turn_number += 1
         number = self.turn_number
         controls = TurnControls(self.config.steer_capacity)
@@ -577,9 +558,7 @@ class SessionActor(Actor):
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.store_timeout
             result = await self._repair(actor, result, rollback)
-        handed_back = [*actor.undelivered, *running.controls.take_steers()]
-        if handed_back:
-            self._queue.appendleft(_Input("\n\n".join(handed_back)))
+        self.queue.hand_back([*actor.undelivered, *running.controls.take_steers()])
         for waiter in running.waiters:
             waiter.send(result)
         self.hub.publish(
@@ -599,9 +578,7 @@ class SessionActor(Actor):
                 await conv.resync()
             await conv.close_open_uses(f"the turn ended abnormally ({result.detail})")
             if rollback:
-                await conv.truncate(actor.start_len)
-                if actor.start_last is not None and conv.last != actor.start_last:
-                    await conv.replace_last(actor.start_last)
+                await conv.rollback_to(actor.start_len, actor.start_last)
                 result = attrs.evolve(result, reason=TurnEnd.ROLLED_BACK)
         except StoreError as error:
             conv.dirty = True
@@ -612,18 +589,15 @@ class SessionActor(Actor):
         return result
 
     async def _next_input(self) -> None:
-        if self._running is None and self._queue and not self._closed:
-            await self._start_turn(self._queue.popleft())
+        if self._running is None and not self._closed:
+            item = self.queue.pop()
+            if item is not None:
+                await self._start_turn(item)
 
     async def _cancel(self, reason: str) -> Cancelled:
         result = await self._stop_turn(reason)
         await self._stop_children(reason)
-        dropped = tuple(item.text for item in self._queue)
-        for item in self._queue:
-            if item.waiter is not None:
-                item.waiter.fail(SessionError(f"dropped: {reason}"))
-        self._queue.clear()
-        return Cancelled(result, dropped)
+        return Cancelled(result, self.queue.drop_all(reason))
 
     async def _close(self, reason: str) -> Cancelled:
         cancelled = await self._cancel(f"the session was closed ({reason})")
@@ -644,18 +618,10 @@ class SessionActor(Actor):
             busy=running is not None,
             turn=self.turn_number,
             turn_path=running.ref.path if running is not None else None,
-            queued=len(self._queue),
+            queued=len(self.queue),
             messages=self.conversation.next_seq,
             usage=self.usage,
             busy_mode=self.config.busy_mode.value,
             approvals_waiting=self.approvals.waiting,
             closed=self._closed,
         )
-
-
-def _checked_text(text: object, what: str) -> str:
-    if not isinstance(text, str):
-        raise InvalidInput(f"{what} text must be a string, got {type(text).__name__}")
-    if not text.strip():
-        raise InvalidInput(f"{what} text is empty")
-    return text

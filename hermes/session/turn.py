@@ -354,9 +354,7 @@ class TurnActor(Actor):
             )
         )
 
-    async def _tool_batch(
-        self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]
-    ) -> None:
+    async def _tool_batch(self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]) -> None:
         calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
         registry = self.deps.registry
         if self._unknown_streak.observe((c.name for c in calls), registry.names()):
