@@ -197,9 +197,7 @@ async def test_yolo_switched_on_and_off_mid_session(
     session: SessionHandle, fake: FakeProvider, victim: Path
 ) -> None:
     """The switch reaches the gate of the next command; turning it off applies the list again."""
-    fake.enqueue(
-        Reply.of(ToolUse("terminal", {"command": RM}, id="toolu_on")), Reply.of("cleaned")
-    )
+    fake.enqueue(Reply.of(ToolUse("terminal", {"command": RM}, id="toolu_on")), Reply.of("cleaned"))
     with session.subscribe() as sub, trio.fail_after(10):
         assert await session.set_yolo(True) is True
         first = await session.run("clean")  # unattended, yet it runs: yolo skips the list
