@@ -23,6 +23,7 @@ from .actor import StoreActor
 from .errors import StoreError, StoreTimeout, StoreUnavailable
 from .records import (
     AppendResult,
+    CompactionRecord,
     DelegationRecord,
     ProcessRecord,
     ProcessRecordStatus,
@@ -35,10 +36,12 @@ from .requests import (
     AddUsage,
     AppendMessages,
     ClaimProcess,
+    Compact,
     CreateSession,
     EndSession,
     EndSessions,
     GetSession,
+    ListCompactions,
     ListDelegations,
     ListProcesses,
     ListSessions,
@@ -156,6 +159,28 @@ class StoreClient:
         removed: int = await self.request(Truncate(session_id, keep), timeout)
         return removed
 
+    async def compact(
+        self,
+        session_id: str,
+        expected_count: int,
+        messages: Sequence[Message],
+        *,
+        method: str,
+        focus: str | None = None,
+        tokens_before: int = 0,
+        tokens_after: int = 0,
+        timeout: float | None = None,
+    ) -> CompactionRecord:
+        """Replace the transcript (planned on ``expected_count`` rows) with ``messages``.
+
+        The old rows are kept in an archive session (see ``compaction_queries``).
+        """
+        request = Compact(
+            session_id, expected_count, tuple(messages), method, focus, tokens_before, tokens_after
+        )
+        record: CompactionRecord = await self.request(request, timeout)
+        return record
+
     async def add_usage(
         self, session_id: str, usage: Usage, *, timeout: float | None = None
     ) -> SessionInfo:
@@ -233,6 +258,15 @@ class StoreClient:
         return hits
 
     # -- background processes (crash checkpoint) -----------------------------------------
+
+    async def list_compactions(
+        self, session_id: str, *, limit: int = 1000, timeout: float | None = None
+    ) -> list[CompactionRecord]:
+        """A session's compactions, oldest first."""
+        records: list[CompactionRecord] = await self.request(
+            ListCompactions(session_id, limit), timeout
+        )
+        return records
 
     async def record_process_start(
         self, record: ProcessRecord, *, timeout: float | None = None

@@ -16,10 +16,10 @@ from typing import Any, cast
 
 import apsw
 
-from hermes.codec import CodecError, pack_blocks, unpack_blocks
-from hermes.model.types import Message, Role, ToolResultBlock, ToolUseBlock
+from hermes.codec import CodecError, unpack_blocks
+from hermes.model.types import Message, Role
 
-from . import delegation_queries, event_queries, process_queries
+from . import compaction_queries, delegation_queries, event_queries, process_queries
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -32,10 +32,12 @@ from .requests import (
     AddUsage,
     AppendMessages,
     ClaimProcess,
+    Compact,
     CreateSession,
     EndSession,
     EndSessions,
     GetSession,
+    ListCompactions,
     ListDelegations,
     ListProcesses,
     ListSessions,
@@ -52,6 +54,13 @@ from .requests import (
     SetTitle,
     Truncate,
 )
+from .rows import (
+    check_messages,
+    check_new_tool_uses,
+    encode_message,
+    record_tools,
+    validate_next,
+)
 from .session_queries import (
     add_usage,
     charge_usage,
@@ -67,7 +76,7 @@ from .session_queries import (
     session_row,
     set_title,
 )
-from .validate import Tail, TranscriptRuleError, advance, searchable_text
+from .validate import Tail, searchable_text
 
 # -- transactions ----------------------------------------------------------------------
 
@@ -190,79 +199,6 @@ def _tail(conn: apsw.Connection, session_id: str, before_seq: int) -> Tail:
     return Tail(before_seq, cast(Role, role), last_uses, open_uses)
 
 
-def _check_messages(op: str, session_id: str, messages: Sequence[object]) -> None:
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise InvalidRequest(
-                op,
-                f"messages[{index}] is a {type(message).__name__}, not a Message",
-                session_id=session_id,
-            )
-
-
-def _validate(op: str, session_id: str, tail: Tail, message: Message) -> Tail:
-    try:
-        return advance(tail, message)
-    except TranscriptRuleError as exc:
-        raise InvalidTranscript(op, str(exc), session_id=session_id) from None
-
-
-def _encode(op: str, session_id: str, seq: int, message: Message) -> bytes:
-    try:
-        return pack_blocks(message.content)
-    except CodecError as exc:
-        raise InvalidRequest(
-            op, f"message seq {seq} cannot be stored: {exc}", session_id=session_id
-        ) from None
-
-
-def _check_new_tool_uses(
-    conn: apsw.Connection, op: str, session_id: str, messages: Sequence[Message], first_seq: int
-) -> None:
-    seen: dict[str, int] = {}
-    for offset, message in enumerate(messages):
-        for block in message.content:
-            if isinstance(block, ToolUseBlock):
-                if block.id in seen and seen[block.id] != first_seq + offset:
-                    raise InvalidTranscript(
-                        op,
-                        f"tool_use id {block.id!r} is used twice (seq {seen[block.id]} "
-                        f"and {first_seq + offset})",
-                        session_id=session_id,
-                    )
-                seen[block.id] = first_seq + offset
-    if not seen:
-        return
-    marks = ", ".join("?" * len(seen))
-    for tool_use_id, used_at in conn.execute(
-        f"SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? "
-        f"AND tool_use_id IN ({marks}) ORDER BY use_seq, block LIMIT 1",
-        (session_id, *seen),
-    ):
-        raise InvalidTranscript(
-            op,
-            f"message seq {seen[tool_use_id]}: tool_use id {tool_use_id!r} was already used "
-            f"at seq {used_at}",
-            session_id=session_id,
-        )
-
-
-def _record_tools(conn: apsw.Connection, session_id: str, seq: int, message: Message) -> None:
-    for index, block in enumerate(message.content):
-        if isinstance(block, ToolUseBlock):
-            conn.execute(
-                "INSERT INTO tool_calls (session_id, tool_use_id, name, use_seq, block) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (session_id, block.id, block.name, seq, index),
-            )
-        elif isinstance(block, ToolResultBlock):
-            conn.execute(
-                "UPDATE tool_calls SET result_seq = ?, is_error = ? "
-                "WHERE session_id = ? AND tool_use_id = ?",
-                (seq, int(block.is_error), session_id, block.tool_use_id),
-            )
-
-
 def _stored_rows(
     conn: apsw.Connection, session_id: str, first_seq: int, count: int
 ) -> list[tuple[str, bytes]]:
@@ -285,7 +221,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
     messages = tuple(req.messages)
     if not messages:
         raise InvalidRequest(op, "no messages to append", session_id=session_id)
-    _check_messages(op, session_id, messages)
+    check_messages(op, session_id, messages)
     check_usage(op, req.usage, session_id)
     next_seq = info.message_count
     expected = req.expected_seq
@@ -293,7 +229,8 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
         if 0 <= expected < next_seq:
             stored = _stored_rows(conn, session_id, expected, len(messages))
             wanted = [
-                (m.role, _encode(op, session_id, expected + i, m)) for i, m in enumerate(messages)
+                (m.role, encode_message(op, session_id, expected + i, m))
+                for i, m in enumerate(messages)
             ]
             if stored == wanted:
                 return AppendResult(session_id, expected, expected + len(messages), replayed=True)
@@ -310,9 +247,9 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
     for index, message in enumerate(messages):
         if index % _CHECK_EVERY == 0:
             abort.check(op)
-        tail = _validate(op, session_id, tail, message)
-        encoded.append(_encode(op, session_id, tail.next_seq - 1, message))
-    _check_new_tool_uses(conn, op, session_id, messages, next_seq)
+        tail = validate_next(op, session_id, tail, message)
+        encoded.append(encode_message(op, session_id, tail.next_seq - 1, message))
+    check_new_tool_uses(conn, op, session_id, messages, next_seq)
     now = time.time()
     for offset, (message, blob) in enumerate(zip(messages, encoded, strict=True)):
         if offset % _CHECK_EVERY == 0:
@@ -323,7 +260,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
             "VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, seq, message.role, blob, searchable_text(message), now),
         )
-        _record_tools(conn, session_id, seq, message)
+        record_tools(conn, session_id, seq, message)
     end = next_seq + len(messages)
     conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (end, session_id))
     charge_usage(conn, session_id, req.usage, now)
@@ -333,7 +270,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
 def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
     op, session_id, seq = req.op, req.session_id, req.seq
     info = open_session_row(conn, op, session_id)
-    _check_messages(op, session_id, [req.message])
+    check_messages(op, session_id, [req.message])
     check_usage(op, req.usage, session_id)
     last = info.message_count - 1
     if last < 0 or seq != last:
@@ -361,16 +298,16 @@ def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> Appen
         "WHERE session_id = ? AND result_seq = ?",
         (session_id, seq),
     )
-    _validate(op, session_id, _tail(conn, session_id, seq), req.message)
-    blob = _encode(op, session_id, seq, req.message)
-    _check_new_tool_uses(conn, op, session_id, [req.message], seq)
+    validate_next(op, session_id, _tail(conn, session_id, seq), req.message)
+    blob = encode_message(op, session_id, seq, req.message)
+    check_new_tool_uses(conn, op, session_id, [req.message], seq)
     now = time.time()
     conn.execute(
         "UPDATE messages SET content = ?, text = ?, created_at = ? "
         "WHERE session_id = ? AND seq = ?",
         (blob, searchable_text(req.message), now, session_id, seq),
     )
-    _record_tools(conn, session_id, seq, req.message)
+    record_tools(conn, session_id, seq, req.message)
     charge_usage(conn, session_id, req.usage, now)
     return AppendResult(session_id, seq, seq + 1)
 
@@ -454,16 +391,20 @@ def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
     if not isinstance(req.query, str) or not req.query.strip():
         raise InvalidRequest(op, f"the search query is empty ({req.query!r})")
     match = req.query if req.raw else fts_query(req.query)
+    # Rows a compaction replaced live on in an archive session: they are reported
+    # under the live session they came from, with the archive named.
     sql = (
-        "SELECT m.session_id, m.seq, m.role, "
-        "snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank "
+        "SELECT coalesce(s.archive_of, m.session_id), m.seq, m.role, "
+        "snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank, "
+        "CASE WHEN s.archive_of IS NULL THEN NULL ELSE m.session_id END "
         "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
+        "JOIN sessions AS s ON s.id = m.session_id "
         "WHERE messages_fts MATCH ?"
     )
     args: list[Any] = [req.before, req.after, match]
     if req.session_id is not None:
-        sql += " AND m.session_id = ?"
-        args.append(req.session_id)
+        sql += " AND (m.session_id = ? OR s.archive_of = ?)"
+        args.extend([req.session_id, req.session_id])
     sql += " ORDER BY rank, m.session_id, m.seq LIMIT ?"
     args.append(limit)
     try:
@@ -473,7 +414,9 @@ def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
             raise InvalidRequest(op, f"bad full-text query {req.query!r}: {exc}") from None
         raise
     return [
-        SearchHit(session_id=r[0], seq=r[1], role=r[2], snippet=r[3], score=-float(r[4]))
+        SearchHit(
+            session_id=r[0], seq=r[1], role=r[2], snippet=r[3], score=-float(r[4]), archive_id=r[5]
+        )
         for r in rows
     ]
 
@@ -500,6 +443,8 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     RecordDelegationFinish: delegation_queries.record_delegation_finish,
     RecordDelegationDelivered: delegation_queries.record_delegation_delivered,
     ListDelegations: delegation_queries.list_delegations,
+    Compact: compaction_queries.compact,
+    ListCompactions: compaction_queries.list_compactions,
     event_queries.AppendEvents: event_queries.append_events,
     event_queries.ReadEvents: event_queries.read_events,
     event_queries.LastEventSeq: event_queries.last_event_seq,

@@ -26,6 +26,8 @@ class SessionInfo:
     """Also the ``seq`` the next appended message gets (seqs start at 0)."""
     usage: Usage
     """Token usage accumulated over the session's model calls."""
+    archive_of: str | None = None
+    """Set on an archive: the rows a compaction of that (live) session replaced."""
 
     @property
     def ended(self) -> bool:
@@ -73,6 +75,9 @@ class SearchHit:
     """The best-matching fragment, matches wrapped in the request's markers."""
     score: float
     """Relevance (negated BM25): higher is better; hits come best first."""
+    archive_id: str | None = None
+    """Set when the hit is in rows a compaction replaced: the archive holding them
+    (``session_id`` is then the live session it belongs to)."""
 
 
 @attrs.frozen(slots=True)
@@ -161,3 +166,21 @@ class DelegationRecord:
     created_at: float = 0.0
     finished_at: float | None = None
     delivered_at: float | None = None
+
+
+@attrs.frozen(slots=True)
+class CompactionRecord:
+    """One compaction of a session's transcript (``compactions`` row)."""
+
+    id: int
+    session_id: str
+    archive_id: str
+    """The archive session holding the rows the compaction replaced, unchanged."""
+    created_at: float
+    method: str
+    """How the summary was made: ``model``, ``static`` (fallback) or ``prune`` (no summary)."""
+    focus: str | None
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int

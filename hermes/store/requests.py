@@ -73,6 +73,27 @@ class Truncate(Request):
 
 
 @attrs.frozen(slots=True)
+class Compact(Request):
+    """Replace a session's whole transcript with a compacted one, keeping the old rows.
+
+    The old rows move to a new archive session (``archive_of`` = this one),
+    the new transcript is written from seq 0 and the compaction is recorded,
+    all in one transaction.
+    """
+
+    op: ClassVar[str] = "compact"
+
+    session_id: str
+    expected_count: int
+    """The transcript length the compaction was planned on (else ``SeqConflict``)."""
+    messages: tuple[Message, ...]
+    method: str
+    focus: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@attrs.frozen(slots=True)
 class AddUsage(Request):
     op: ClassVar[str] = "add_usage"
 
@@ -244,6 +265,18 @@ class RecordDelegationDelivered(Request):
     op: ClassVar[str] = "record_delegation_delivered"
 
     delegation_id: str
+
+
+@attrs.frozen(slots=True)
+class ListCompactions(Request):
+    """A session's compactions, oldest first."""
+
+    op: ClassVar[str] = "list_compactions"
+    writes: ClassVar[bool] = False
+
+    session_id: str
+    limit: int = 1000
+    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)

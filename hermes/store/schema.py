@@ -29,6 +29,11 @@ that was running.
 Version 4 adds ``events``: a session's published events (type, time, the
 msgpack of the payload), written in batches by the daemon, so ``since=``
 replay works across restarts (``event_queries.py``).
+
+Version 5 adds context compaction (``compaction_queries.py``): a session's
+rows replaced by a compaction move, untouched, to an *archive* session
+(``sessions.archive_of`` names the live one), so nothing is lost and search
+still finds them; ``compactions`` records each one (archive, method, sizes).
 """
 
 from __future__ import annotations
@@ -161,11 +166,30 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 """
 
+_V5 = """
+ALTER TABLE sessions ADD COLUMN archive_of TEXT REFERENCES sessions (id);
+CREATE INDEX sessions_by_archive_of ON sessions (archive_of);
+CREATE TABLE compactions (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    archive_id TEXT NOT NULL UNIQUE REFERENCES sessions (id),
+    created_at REAL NOT NULL,
+    method TEXT NOT NULL CHECK (length(method) > 0),
+    focus TEXT,
+    messages_before INTEGER NOT NULL CHECK (messages_before >= 0),
+    messages_after INTEGER NOT NULL CHECK (messages_after >= 0),
+    tokens_before INTEGER NOT NULL CHECK (tokens_before >= 0),
+    tokens_after INTEGER NOT NULL CHECK (tokens_after >= 0)
+);
+CREATE INDEX compactions_by_session ON compactions (session_id, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
     Migration(3, "background delegations (results delivered once)", _V3),
     Migration(4, "session events (replay across restarts)", _V4),
+    Migration(5, "context compaction (archived rows, compaction records)", _V5),
 )
 """Every schema change ever made, in order; append, never edit."""
 

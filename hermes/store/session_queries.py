@@ -37,7 +37,8 @@ MAX_LIMIT = 1000
 
 _SESSION_COLUMNS = (
     "id, parent_id, title, model, created_at, updated_at, ended_at, end_reason, message_count, "
-    "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens"
+    "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, "
+    "archive_of"
 )
 
 
@@ -53,6 +54,7 @@ def _session_from_row(row: Sequence[Any]) -> SessionInfo:
         end_reason=row[7],
         message_count=int(row[8]),
         usage=Usage(int(row[9]), int(row[10]), int(row[11]), int(row[12])),
+        archive_of=row[13],
     )
 
 
@@ -210,7 +212,14 @@ def end_sessions(conn: apsw.Connection, req: EndSessions, abort: Abort) -> tuple
 
 
 def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> SessionInfo:
-    session_row(conn, req.op, req.session_id)
+    info = session_row(conn, req.op, req.session_id)
+    if info.archive_of is not None:
+        raise InvalidRequest(
+            req.op,
+            f"session {req.session_id} is an archive of rows compacted out of session "
+            f"{info.archive_of}; it cannot be reopened (resume {info.archive_of} instead)",
+            session_id=req.session_id,
+        )
     conn.execute(
         "UPDATE sessions SET ended_at = NULL, end_reason = NULL, updated_at = ? "
         "WHERE id = ? AND ended_at IS NOT NULL",
@@ -231,7 +240,7 @@ def check_limit(op: str, limit: object) -> int:
 
 def list_sessions(conn: apsw.Connection, req: ListSessions, abort: Abort) -> list[SessionInfo]:
     limit = check_limit(req.op, req.limit)
-    where: list[str] = []
+    where: list[str] = ["archive_of IS NULL"]
     args: list[Any] = []
     if req.parent_id is not None:
         where.append("parent_id = ?")
