@@ -9,6 +9,9 @@ from typing import Any
 
 import attrs
 
+from hermes.compression import CompressionSettings
+from hermes.review import ReviewSettings
+
 
 class BusyMode(enum.Enum):
     """What a new prompt does when it arrives while a turn is running."""
@@ -86,3 +89,7 @@ class SessionConfig:
     """Tokens the model's context holds (subagent summaries are sized against what is left)."""
     unattended: bool = False
     """No person answers approvals here (a subagent): dangerous commands are denied."""
+    compression: CompressionSettings = attrs.field(factory=CompressionSettings)
+    """When and how the transcript is compacted (``hermes.compression``)."""
+    review: ReviewSettings = attrs.field(factory=ReviewSettings)
+    """Background memory reviews (only with a memory store, never when unattended)."""

@@ -26,7 +26,7 @@ from hermes.model.types import (
     ToolUseBlock,
     Usage,
 )
-from hermes.store import StoreClient, StoreError
+from hermes.store import CompactionRecord, StoreClient, StoreError
 
 
 class ConversationRevoked(StoreError):
@@ -130,6 +130,33 @@ class Conversation:
         await self.truncate(length)
         if last is not None and self.last != last:
             await self.replace_last(last)
+
+    async def compact(
+        self,
+        messages: Sequence[Message],
+        *,
+        method: str,
+        focus: str | None = None,
+        tokens_before: int = 0,
+        tokens_after: int = 0,
+    ) -> CompactionRecord:
+        """Replace the whole transcript with its compacted form (the store archives the old)."""
+        self._check_owner("compact")
+        try:
+            record = await self.store.compact(
+                self.session_id,
+                self.next_seq,
+                messages,
+                method=method,
+                focus=focus,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+            )
+        except BaseException:
+            self.dirty = True
+            raise
+        self.messages = list(messages)
+        return record
 
     async def resync(self) -> None:
         """Reload from the store (after a write that may have half-happened)."""

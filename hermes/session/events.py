@@ -155,6 +155,72 @@ class UsageUpdated:
 
 
 @attrs.frozen(slots=True)
+class ContextUsage:
+    """How full the context is, as of the latest reply (or an estimate after a compaction)."""
+
+    turn: int
+    tokens: int
+    window: int
+    threshold: int
+    """Automatic compaction starts at this many tokens."""
+    percent: float
+    """``tokens`` as a percentage of ``window``."""
+    estimated: bool
+
+
+@attrs.frozen(slots=True)
+class CompactionStarted:
+    """A compaction began: ``trigger`` is threshold, overflow or request (``/compress``)."""
+
+    turn: int
+    trigger: str
+    tokens: int
+
+
+@attrs.frozen(slots=True)
+class CompactionCompleted:
+    """A compaction committed; ``method`` says how its summary was made (model, static, prune)."""
+
+    turn: int
+    trigger: str
+    method: str
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    archive_id: str
+    """The archive session holding the replaced rows (search still finds them)."""
+    detail: str
+
+
+@attrs.frozen(slots=True)
+class CompactionSkipped:
+    """A compaction was due or asked for but did not happen, and why."""
+
+    turn: int
+    trigger: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class ReviewStarted:
+    """A background review began (after ``turn``, every ``interval`` user turns)."""
+
+    turn: int
+
+
+@attrs.frozen(slots=True)
+class ReviewCompleted:
+    """A background review ended: ``outcome`` is completed, cancelled or failed."""
+
+    turn: int
+    outcome: str
+    added: int
+    staged: int
+    detail: str
+
+
+@attrs.frozen(slots=True)
 class ErrorOccurred:
     turn: int
     reason: str

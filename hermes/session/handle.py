@@ -21,6 +21,7 @@ from .messages import (
     Accepted,
     Cancel,
     Close,
+    Compress,
     GetHub,
     GetState,
     Interrupt,
@@ -116,6 +117,13 @@ class SessionHandle:
         """Turn the session's yolo switch on or off; returns the new value."""
         value: bool = await self._call(SetYolo(on), timeout)
         return value
+
+    async def compress(
+        self, focus: str | None = None, *, timeout: float | None = None
+    ) -> Accepted:
+        """Compact the transcript (``/compress``): now when idle, else before the next step."""
+        accepted: Accepted = await self._call(Compress(focus), timeout)
+        return accepted
 
     async def state(self, *, timeout: float | None = None) -> SessionState:
         state: SessionState = await self._call(GetState(), timeout)

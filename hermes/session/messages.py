@@ -59,6 +59,17 @@ class SetYolo:
 
 
 @attrs.frozen(slots=True)
+class Compress:
+    """Compact the transcript now (``/compress``), steering the summary toward ``focus``.
+
+    Idle: a compaction job runs at once. Busy: the running turn compacts before
+    its next model request.
+    """
+
+    focus: str | None = None
+
+
+@attrs.frozen(slots=True)
 class GetState:
     pass
 
@@ -133,6 +144,11 @@ class SessionState:
     busy_mode: str
     approvals_waiting: tuple[int, ...]
     closed: bool
+    context_tokens: int = 0
+    """Prompt tokens as of the latest reply (estimated after a compaction)."""
+    context_window: int = 0
+    reviewing: bool = False
+    """A background review is running (any new input cancels it)."""
 
 
 @attrs.frozen(slots=True)

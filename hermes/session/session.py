@@ -14,7 +14,14 @@ cancel, approval answers and new prompts are handled at once:
   delegations: ``MachineInput``) starts a turn when idle, else waits;
 - **subagent verbs** (list, steer, stop one by id) go to the children's
   supervisor (``children.py``), which also gets soft interrupts and, after a
-  hard cancel, stops every child before the cancel returns.
+  hard cancel, stops every child before the cancel returns;
+- **compress** (``/compress``) asks the running turn to compact before its
+  next request, or, when idle, runs a compaction job in a turn actor (so a
+  cancel still finds the mailbox free). The ``ContextKeeper`` holds the system
+  prompt, the context meter and the compaction policy across turns;
+- **background review** (``reviews.py``): after every N completed user turns
+  a reviewer child saves what is worth remembering; any new input or control
+  verb kills it first.
 
 On start the session creates its row in the store, or resumes it: the
 transcript is loaded, and tool calls left without a result by a crash get a
@@ -44,6 +51,7 @@ from actors import (
     Overflow,
     Reply,
 )
+from hermes.memory import LiveMemory, MemoryService, MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, Usage
 from hermes.processes import (
     HandoffTarget,
@@ -60,6 +68,7 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
+from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation
 from .errors import (
@@ -75,6 +84,7 @@ from .messages import (
     Accepted,
     Cancel,
     Close,
+    Compress,
     GetHub,
     GetState,
     Interrupt,
@@ -91,7 +101,8 @@ from .messages import (
     StopSubagent,
 )
 from .prompt import PromptParts, build_system_prompt
-from .turn import StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
+from .reviews import ReviewHost
+from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +124,9 @@ class SessionDeps:
     """Hosts this session's subagents (``hermes.subagents``); None: it cannot delegate."""
     handoff: HandoffTarget | None = None
     """A subagent's parent: where the ``process`` tool's ``handoff`` moves a process."""
+    memory: MemoryStore | None = None
+    """Long-term memory: its snapshot goes into the system prompt, the ``memory`` tool
+    writes it, the background reviewer drafts into it. None: no memory."""
 
 
 @attrs.frozen(slots=True)
@@ -130,7 +144,14 @@ class _Running:
     monitor: MonitorRef
     controls: TurnControls
     waiters: list[Reply]
+    from_user: bool
+    """A person's prompt (not machine input, not a compaction job): counts toward reviews."""
 
+
+_LIVE_VERBS = (Prompt, Steer, Redirect, Interrupt, Cancel, Compress, Close)
+"""Verbs that stop a background review before anything else happens."""
+
+_START = StartTurn()
 
 CHILDREN_TIMEOUT = 30.0
 """Bound on a call to the children's supervisor (stopping every child included)."""
@@ -194,12 +215,29 @@ class SessionActor(Actor):
         self.approvals = ApprovalBroker(
             self.hub, self.config.approval_timeout, unattended=self.config.unattended
         )
-        self.system_prompt = self._build_system_prompt()
+        config = self.config
+        self.keeper = ContextKeeper(
+            config.compression,
+            client=self.deps.client,
+            model=config.model,
+            context_window=config.context_window,
+            max_tokens=config.max_tokens,
+            tools=self.deps.registry.specs(),
+            hub=self.hub,
+            build_system=self._build_system_prompt,
+            commit_timeout=config.store_timeout,
+        )
+        self.reviews = ReviewHost(
+            config.review if not config.unattended else attrs.evolve(config.review, enabled=False),
+            self.deps.memory,
+            self.deps.client,
+            self.hub,
+        )
         self.processes = await self._start_processes()
         self.tools_ctx = ToolContext.create(
             self.config.cwd,
             self.config.spill_dir,
-            services={ProcessService: self.processes},
+            services=self._services(),
             environ=self.deps.environ,
             approvals=ApprovalSession(
                 yolo=self.config.yolo,
@@ -208,6 +246,12 @@ class SessionActor(Actor):
             ),
         )
         await self._start_children()
+
+    def _services(self) -> dict[type, object]:
+        services: dict[type, object] = {ProcessService: self.processes}
+        if self.deps.memory is not None and not self.config.unattended:
+            services[MemoryService] = LiveMemory(self.deps.memory)
+        return services
 
     async def _start_children(self) -> None:
         """The subagents' supervisor, if this session hosts any; its services go to the tools."""
@@ -323,10 +367,17 @@ class SessionActor(Actor):
                 today=datetime.date.today(),
                 tool_guidance=guidance,
                 caller_system=config.system,
-                memory_snapshot=config.memory_snapshot,
+                memory_snapshot=self._memory_snapshot(),
                 load_context_files=config.load_context_files,
             )
         )
+
+    def _memory_snapshot(self) -> str | None:
+        """Read at session start and after each compaction, never in between."""
+        memory = self.deps.memory
+        if memory is None:
+            return self.config.memory_snapshot
+        return memory.snapshot()
 
     async def on_stop(self, reason: ExitReason) -> None:
         # A turn left running (reported unkillable) must not write once the next
@@ -375,6 +426,8 @@ class SessionActor(Actor):
             running = self._running
             if running is not None and message.monitor == running.monitor:
                 await self._turn_ended()
+            else:
+                self.reviews.on_down(self.ctx, message)
             return None
         try:
             return await self._handle(message)
@@ -396,6 +449,8 @@ class SessionActor(Actor):
             return await self._to_children(message)
         if self._closed:
             raise SessionClosed(f"session {self.session_id} is closed")
+        if isinstance(message, _LIVE_VERBS):
+            await self.reviews.cancel(self.ctx, f"{type(message).__name__.lower()} arrived")
         if isinstance(message, Prompt):
             return await self._prompt(message)
         if isinstance(message, Steer):
@@ -406,6 +461,8 @@ class SessionActor(Actor):
             return self._interrupt(message.reason)
         if isinstance(message, Cancel):
             return await self._cancel(message.reason)
+        if isinstance(message, Compress):
+            return await self._compress(message.focus)
         if isinstance(message, Close):
             return await self._close(message.reason)
         raise InvalidInput(f"a session does not handle {type(message).__name__} messages")
@@ -499,6 +556,15 @@ class SessionActor(Actor):
         except (ActorExited, CallTimeout) as error:
             log.warning("session %s: stopping subagents failed: %s", self.session_id, error)
 
+    async def _compress(self, focus: str | None) -> Accepted:
+        if focus is not None:
+            focus = checked_text(focus, "compress focus")
+        if self._running is not None:
+            self.keeper.request(focus)
+            return Accepted("compress_requested", self.turn_number)
+        number = await self._start_turn(None, StartCompaction(focus))
+        return Accepted("compacting", number)
+
     def _require_turn(self, verb: str) -> _Running:
         if self._running is None:
             raise NoTurnRunning(f"session {self.session_id} is idle: nothing to {verb}")
@@ -506,7 +572,11 @@ class SessionActor(Actor):
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def _start_turn(self, item: PendingInput) -> int:
+    async def _start_turn(
+        self, item: PendingInput | None, start: StartTurn | StartCompaction = _START
+    ) -> int:
+        """Spawn the next turn actor: for ``item`` (a prompt), or a compaction job."""
+        await self.reviews.cancel(self.ctx, "a new turn started")
         self.turn_number += 1
         number = self.turn_number
         controls = TurnControls(self.config.steer_capacity)
@@ -514,18 +584,21 @@ class SessionActor(Actor):
             config=self.config,
             client=self.deps.client,
             registry=self.deps.registry,
-            system=self.system_prompt,
+            keeper=self.keeper,
             hub=self.hub,
             tools_ctx=self.tools_ctx,
             approvals=self.approvals,
         )
-        actor = TurnActor(number, (TextBlock(item.text),), deps, self.conversation, controls)
+        prompt = (TextBlock(item.text),) if item is not None else ()
+        actor = TurnActor(number, prompt, deps, self.conversation, controls)
         ref = await self.ctx.spawn(actor, name=f"turn-{number}", shutdown=0)
         monitor = self.ctx.monitor(ref)
-        waiters = [item.waiter] if item.waiter is not None else []
-        self._running = _Running(actor, ref, monitor, controls, waiters)
-        await ref.cast(StartTurn())
-        await self._delivered(item.delivered)
+        waiters = [item.waiter] if item is not None and item.waiter is not None else []
+        from_user = item is not None and item.delivered is None
+        self._running = _Running(actor, ref, monitor, controls, waiters, from_user)
+        await ref.cast(start)
+        if item is not None:
+            await self._delivered(item.delivered)
         return number
 
     async def _stop_turn(self, reason: str, *, rollback: bool = False) -> TurnResult | None:
@@ -568,7 +641,28 @@ class SessionActor(Actor):
         )
         if resume_queue:
             await self._next_input()
+        completed = running.from_user and result.reason is TurnEnd.COMPLETED
+        if completed and self.reviews.turn_completed():
+            await self._start_review(result.turn)
         return result
+
+    async def _start_review(self, turn: int) -> None:
+        """A background review, if the session is still idle with nothing queued."""
+        if self._running is not None or self._closed or len(self.queue) or self.conversation.dirty:
+            return
+        config = self.config
+        assert self.session_id is not None
+        await self.reviews.start(
+            self.ctx,
+            session_id=self.session_id,
+            turn=turn,
+            model=config.model,
+            system=self.keeper.system,
+            tools=self.deps.registry.specs(),
+            transcript=tuple(self.conversation.messages),
+            cwd=config.cwd,
+            spill_dir=config.spill_dir,
+        )
 
     async def _repair(self, actor: TurnActor, result: TurnResult, rollback: bool) -> TurnResult:
         """Make sure the transcript is valid (and rolled back if asked) after a turn."""
@@ -577,8 +671,12 @@ class SessionActor(Actor):
             if conv.dirty:
                 await conv.resync()
             await conv.close_open_uses(f"the turn ended abnormally ({result.detail})")
-            if rollback:
+            if rollback and actor.compacted:
+                detail = "not rolled back: the transcript was compacted during the turn"
+                result = attrs.evolve(result, detail=f"{result.detail}; {detail}")
+            elif rollback:
                 await conv.rollback_to(actor.start_len, actor.start_last)
+                self.keeper.meter.reset()  # its anchor may be in the rows just dropped
                 result = attrs.evolve(result, reason=TurnEnd.ROLLED_BACK)
         except StoreError as error:
             conv.dirty = True
@@ -624,4 +722,7 @@ class SessionActor(Actor):
             busy_mode=self.config.busy_mode.value,
             approvals_waiting=self.approvals.waiting,
             closed=self._closed,
+            context_tokens=self.keeper.tokens(self.conversation.messages),
+            context_window=self.config.context_window,
+            reviewing=self.reviews.running,
         )

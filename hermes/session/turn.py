@@ -7,6 +7,13 @@ results (and any steers, in the same user message), and go round again, until
 the model answers without tools, the iteration budget is spent (one final
 tool-less call), a guardrail halts the turn, or it is interrupted.
 
+Before each request the session's ``ContextKeeper`` may compact the
+transcript (threshold reached, ``/compress`` asked for, or the provider said
+the prompt is too long, after which the request is retried); a new prompt
+does not soft-interrupt a compaction in flight. The same actor also runs an
+idle session's ``/compress`` on its own (``StartCompaction``), so the
+session's mailbox stays free for a cancel while the summary call runs.
+
 Whatever ends the turn (its own end, a soft interrupt, a hard kill, an
 error), ``_settle`` runs in a shielded, time-bounded scope and leaves a valid
 transcript: text already streamed is kept and marked, every requested tool
@@ -54,6 +61,7 @@ from hermes.tools import (
 from . import events as ev
 from .approvals import ApprovalBroker
 from .config import SessionConfig
+from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation, text_of
 from .guards import RepeatGuard, UnknownToolStreak, Verdict
@@ -94,7 +102,8 @@ class TurnDeps:
     config: SessionConfig
     client: ModelClient
     registry: ToolRegistry
-    system: tuple[TextBlock, ...]
+    keeper: ContextKeeper
+    """System prompt, context meter and compaction (lent with the conversation)."""
     hub: ev.EventHub
     tools_ctx: ToolContext
     approvals: ApprovalBroker
@@ -102,7 +111,14 @@ class TurnDeps:
 
 @attrs.frozen(slots=True)
 class StartTurn:
-    """The one message a turn handles: run."""
+    """Run the turn's prompt."""
+
+
+@attrs.frozen(slots=True)
+class StartCompaction:
+    """Run no prompt: compact the idle session's transcript (``/compress``), then end."""
+
+    focus: str | None = None
 
 
 FLUSH_DELAY = 0.05
@@ -156,16 +172,21 @@ class TurnActor(Actor):
         self._failure: BaseException | None = None
         self._repeat_guard = RepeatGuard()
         self._unknown_streak = UnknownToolStreak()
+        self.compacted = False
+        """The transcript was compacted during the turn (it cannot be rolled back then)."""
 
     # -- the actor -----------------------------------------------------------------------
 
     async def receive(self, message: object) -> None:
-        if not isinstance(message, StartTurn) or self._started:
+        if not isinstance(message, StartTurn | StartCompaction) or self._started:
             return  # Exit notices of tool workers: their calls already have results
         self._started = True
         self.deps.approvals.turn = self.number
         try:
-            await self._run()
+            if isinstance(message, StartCompaction):
+                await self._compact_only(message.focus)
+            else:
+                await self._run()
         except BaseException as exc:
             self._failure = exc
             raise
@@ -180,6 +201,7 @@ class TurnActor(Actor):
     async def _run(self) -> None:
         config = self.deps.config
         self.deps.hub.publish(ev.TurnStarted(self.number, text_of(self.prompt)))
+        self.deps.keeper.begin_turn()
         try:
             self.first_seq = await self.conv.add_user_blocks(self.prompt)
             while self._end is None:
@@ -194,6 +216,27 @@ class TurnActor(Actor):
             self._detail = str(error)
             reason = error.reason.value if isinstance(error, ModelError) else "store"
             self.deps.hub.publish(ev.ErrorOccurred(self.number, reason, str(error)))
+
+    async def _compact_only(self, focus: str | None) -> None:
+        """An idle session's ``/compress``: no prompt, no model reply, one compaction."""
+        self.deps.hub.publish(ev.TurnStarted(self.number, "/compress"))
+        try:
+            with self.controls.hold_interrupt():
+                done = await self.deps.keeper.compact(
+                    self.conv, self.ctx, self.number, "request", focus=focus, forced=True
+                )
+        except StoreError as error:
+            self._end, self._detail = TurnEnd.FAILED, str(error)
+            return
+        self._end = TurnEnd.COMPLETED
+        if done is None:
+            self._detail = "nothing was compacted"
+            return
+        self.compacted = True
+        self._detail = (
+            f"compacted {done.messages_before} messages ({done.tokens_before} tokens) into "
+            f"{done.messages_after} ({done.tokens_after} tokens): {done.detail}"
+        )
 
     async def _step(self) -> None:
         response = await self._model_call()
@@ -227,11 +270,22 @@ class TurnActor(Actor):
             model=config.model,
             messages=tuple(self.conv.messages),
             max_tokens=config.max_tokens,
-            system=self.deps.system,
+            system=self.deps.keeper.system,
             tools=self.deps.registry.specs(),
             thinking_budget=config.thinking_budget,
             tool_choice=tool_choice,  # type: ignore[arg-type]
         )
+
+    async def _keep_context(self, overflow: bool = False) -> bool:
+        """Compact if due (or after a context overflow); whether the transcript changed."""
+        keeper = self.deps.keeper
+        with self.controls.hold_interrupt():
+            if overflow:
+                changed = await keeper.after_overflow(self.conv, self.ctx, self.number)
+            else:
+                changed = await keeper.before_request(self.conv, self.ctx, self.number) is not None
+        self.compacted = self.compacted or changed
+        return changed
 
     async def _model_call(self, tool_choice: str | None = None) -> ModelResponse | None:
         """One reply, reissued after each redirect; None when interrupted."""
@@ -239,6 +293,7 @@ class TurnActor(Actor):
             await self._deliver_steers()
             if self.controls.interrupted:
                 return None
+            await self._keep_context()
             request = self._request(tool_choice)
             self._partial = []
             self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
@@ -246,6 +301,10 @@ class TurnActor(Actor):
                 self.controls.request_scope = scope
                 try:
                     response = await self.deps.client.complete(request, self._on_model_event)
+                except ModelError as error:
+                    if error.hints.should_compress and await self._keep_context(overflow=True):
+                        continue  # compacted: the same request again, shorter
+                    raise
                 finally:
                     self.controls.request_scope = None
             if not scope.cancelled_caught:
@@ -283,7 +342,6 @@ class TurnActor(Actor):
         message = Message("assistant", content)
         seq = await self.conv.append(message, usage=response.usage)
         self._usage = self._usage + response.usage
-        self.controls.context_used = response.usage.prompt_tokens + response.usage.output_tokens
         self._final_text = message.text()
         hub = self.deps.hub
         hub.publish(
@@ -297,6 +355,9 @@ class TurnActor(Actor):
             )
         )
         hub.publish(ev.UsageUpdated(self.number, response.usage, self._usage))
+        self.controls.context_used = self.deps.keeper.observe(
+            self.number, response.usage, self.conv.next_seq
+        )
 
     async def _commit_partial(self, marker: str) -> None:
         """Keep text already streamed as an assistant message marked ``[marker]``."""

@@ -1,0 +1,118 @@
+"""When to compact and whether to ask the model: pure state, the clock passed in.
+
+- Cooldown ladder: after the n-th consecutive failed summary call, no model
+  summary for ``settings.cooldowns[min(n, len) - 1]`` seconds (static instead);
+  a successful model summary resets the ladder.
+- Anti-thrash: two compactions in a row each saving under ``min_saving`` pause
+  *automatic* compaction until the prompt has grown again, i.e. reaches the size
+  left by the last compaction plus ``regrow_ratio`` x threshold. The pause then
+  lifts by itself; one more weak pass pauses again (from its own size), a pass
+  saving enough ends it. A forced ``/compress`` always runs (and its outcome counts).
+- Attempts: at most ``max_attempts_per_turn`` automatic compactions started
+  per turn (``note_attempt`` at the start of each, ``begin_turn`` resets).
+
+Record only passes that finished (an interrupted pass says nothing about thrash).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hermes.compression.settings import CompressionSettings
+
+
+@attrs.frozen(slots=True)
+class Decision:
+    compact: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.compact
+
+
+@attrs.define
+class CompressionPolicy:
+    settings: CompressionSettings = attrs.field(factory=CompressionSettings)
+    failures: int = 0
+    """Consecutive failed summary calls."""
+    cooldown_until: float | None = None
+    weak_streak: int = 0
+    """Consecutive compactions that saved less than ``min_saving``."""
+    paused_at: int | None = None
+    """Anti-thrash: the prompt size after the compaction that paused, while paused."""
+    attempts: int = 0
+    """Compactions started in the current turn (``note_attempt``)."""
+    last_method: str | None = None
+
+    def begin_turn(self) -> None:
+        self.attempts = 0
+
+    def note_attempt(self) -> None:
+        """A compaction starts (counted even if it is then interrupted)."""
+        self.attempts += 1
+
+    def should_use_model(self, now: float) -> bool:
+        """False during a cooldown: use the static summary then."""
+        return self.cooldown_until is None or now >= self.cooldown_until
+
+    def cooldown_remaining(self, now: float) -> float:
+        return 0.0 if self.cooldown_until is None else max(self.cooldown_until - now, 0.0)
+
+    def resume_at(self, threshold: int) -> int | None:
+        """While paused: the prompt size at which automatic compaction resumes."""
+        if self.paused_at is None:
+            return None
+        return self.paused_at + int(self.settings.regrow_ratio * threshold)
+
+    def should_compact(self, tokens: int, threshold: int, forced: bool) -> Decision:
+        """Whether to compact a prompt of ``tokens`` now, and why (changes no state)."""
+        if forced:
+            return Decision(True, "forced by /compress")
+        if not self.settings.enabled:
+            return Decision(False, "automatic compression is disabled")
+        if tokens < threshold:
+            return Decision(False, f"{tokens:,} tokens is under the threshold of {threshold:,}")
+        if self.attempts >= self.settings.max_attempts_per_turn:
+            return Decision(
+                False,
+                f"already compacted {self.attempts} times this turn "
+                f"(at most {self.settings.max_attempts_per_turn})",
+            )
+        resume = self.resume_at(threshold)
+        if resume is not None:
+            if tokens < resume:
+                return Decision(
+                    False,
+                    f"paused after two compactions that each saved under "
+                    f"{self.settings.min_saving:.0%}; resumes at {resume:,} tokens "
+                    f"(now {tokens:,})",
+                )
+            return Decision(True, f"{tokens:,} tokens grew past {resume:,} since the pause")
+        return Decision(True, f"{tokens:,} tokens reached the threshold of {threshold:,}")
+
+    def record(
+        self,
+        before_tokens: int,
+        after_tokens: int,
+        method: str,
+        failed_model_call: bool,
+        now: float,
+    ) -> None:
+        """A finished compaction: sizes around it, how it was summarised, and whether a
+        model summary call failed on the way (the static fallback was used then)."""
+        self.last_method = method
+        if failed_model_call:
+            self.failures += 1
+            ladder = self.settings.cooldowns
+            self.cooldown_until = now + ladder[min(self.failures, len(ladder)) - 1]
+        elif method == "model":
+            self.failures = 0
+            self.cooldown_until = None
+        saving = (before_tokens - after_tokens) / before_tokens if before_tokens > 0 else 0.0
+        if saving < self.settings.min_saving:
+            self.weak_streak += 1
+            if self.weak_streak >= 2:
+                self.paused_at = after_tokens
+        else:
+            self.weak_streak = 0
+            self.paused_at = None

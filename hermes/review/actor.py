@@ -1,0 +1,160 @@
+"""The reviewer actor: one background memory review, cancellable at any await.
+
+A session spawns a ``ReviewerActor`` as its child after every N completed
+user turns (``ReviewSettings.interval``) and kills it the moment new input or
+a control verb arrives. The review replays the session's transcript (same
+model, same system prompt and tool list, so the cached prefix is reused; a
+different model gets a digest of the tail instead), asks the review question,
+and loops over model calls and memory-tool calls within its iteration and
+token budgets.
+
+Its writes go to a ``MemoryDraft``: adds are kept in the draft, replace and
+remove become proposals a person approves later (``docs/memory.md``). Only a
+review that finishes commits the draft, in one step with no await in it; a
+cancelled or failed review commits nothing, so it leaves no partial writes.
+No person attends a review: the tool context has no approval callback, so a
+dangerous command would be denied (only the memory tool runs anyway).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from actors import Actor, MailboxConfig, Overflow
+from hermes.memory import MemoryDraft, MemoryService, MemoryStore, MemoryTool
+from hermes.model import (
+    Message,
+    ModelClient,
+    ModelError,
+    ModelRequest,
+    TextBlock,
+    ToolSpec,
+)
+from hermes.tools import ApprovalSession, ToolCall, ToolContext, ToolRegistry, run_batch
+
+from .prompt import review_messages
+from .settings import ReviewSettings
+
+DIGEST_SYSTEM = (
+    "You review conversations for an AI agent and keep its long-term memory: durable facts "
+    "about the user and their environment, and lessons about working with them."
+)
+
+
+@attrs.frozen(slots=True)
+class ReviewJob:
+    """What a review reads: a snapshot of the session at the end of a turn."""
+
+    session_id: str
+    turn: int
+    model: str
+    """The session's model (the review uses ``ReviewSettings.model`` if set)."""
+    system: tuple[TextBlock, ...]
+    tools: tuple[ToolSpec, ...]
+    """The session's tool list: offered unchanged so the cached prefix holds."""
+    transcript: tuple[Message, ...]
+    cwd: Path
+    spill_dir: Path
+
+
+@attrs.frozen(slots=True)
+class StartReview:
+    """The one message a reviewer handles: run."""
+
+
+@attrs.frozen(slots=True)
+class ReviewOutcome:
+    """How a review that was not cancelled ended."""
+
+    end: str
+    """completed, budget (tokens spent), max_iterations, or failed."""
+    added: int
+    staged: int
+    detail: str
+    iterations: int
+    tokens: int
+
+
+class ReviewerActor(Actor):
+    """Runs one review; the session reads ``outcome`` when it has exited."""
+
+    mailbox = MailboxConfig(capacity=1, overflow=Overflow.FAIL)
+    shutdown_budget = 0.0  # nothing to save on a stop: the draft is simply dropped
+
+    def __init__(
+        self, job: ReviewJob, client: ModelClient, memory: MemoryStore, settings: ReviewSettings
+    ) -> None:
+        self.job = job
+        self.client = client
+        self.memory = memory
+        self.settings = settings
+        self.outcome: ReviewOutcome | None = None
+        """Set when the review ended on its own (None after a cancel or a crash)."""
+
+    async def receive(self, message: object) -> None:
+        if not isinstance(message, StartReview):
+            raise TypeError(f"a reviewer handles StartReview, not {type(message).__name__}")
+        try:
+            self.outcome = await self._review()
+        finally:
+            self.ctx.stop()
+
+    def _request(self, messages: list[Message]) -> ModelRequest:
+        job, settings = self.job, self.settings
+        if settings.model is None or settings.model == job.model:
+            return ModelRequest(
+                model=job.model,
+                messages=tuple(messages),
+                max_tokens=settings.max_tokens,
+                system=job.system,
+                tools=job.tools,
+            )
+        return ModelRequest(
+            model=settings.model,
+            messages=tuple(messages),
+            max_tokens=settings.max_tokens,
+            system=(TextBlock(DIGEST_SYSTEM),),
+            tools=(MemoryTool().spec(),),
+        )
+
+    async def _review(self) -> ReviewOutcome:
+        job, settings = self.job, self.settings
+        other_model = settings.model is not None and settings.model != job.model
+        digest = settings.digest_messages if other_model else None
+        messages = list(review_messages(job.transcript, digest=digest))
+        draft = MemoryDraft(self.memory)
+        registry = ToolRegistry([MemoryTool()])
+        tools_ctx = ToolContext.create(
+            job.cwd,
+            job.spill_dir,
+            environ={},
+            services={MemoryService: draft},
+            approvals=ApprovalSession(yolo=False),
+        )
+        iterations = tokens = 0
+        end = "max_iterations"
+        while iterations < settings.max_iterations:
+            self.ctx.beat(f"review call {iterations + 1}")
+            try:
+                response = await self.client.complete(self._request(messages))
+            except ModelError as error:  # nothing is committed: as if cancelled
+                return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens)
+            iterations += 1
+            tokens += response.usage.prompt_tokens + response.usage.output_tokens
+            messages.append(response.message)
+            uses = response.message.tool_uses()
+            if not uses:
+                end = "completed"
+                break
+            calls = [ToolCall.from_block(u, response.malformed_inputs.get(u.id)) for u in uses]
+            results = await run_batch(calls, registry, tools_ctx)
+            messages.append(Message("user", tuple(r.to_block() for r in results)))
+            if tokens >= settings.token_budget:
+                end = "budget"
+                break
+        report = draft.commit(origin=job.session_id)  # no await: all or nothing
+        return ReviewOutcome(
+            end, len(report.added), len(report.proposed), report.summary(), iterations, tokens
+        )

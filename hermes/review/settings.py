@@ -1,0 +1,45 @@
+"""When a session reviews itself for memory, and how much a review may spend."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class ReviewSettings:
+    """Hermes' defaults: every 10 user turns, 16 iterations, a 600k-token budget."""
+
+    enabled: bool = True
+    interval: int = 10
+    """Review after every ``interval`` completed user turns."""
+    max_iterations: int = 16
+    """Model calls per review."""
+    token_budget: int = 600_000
+    """Prompt plus output tokens a review may spend; it stops (and commits) when spent."""
+    max_tokens: int = 2048
+    """Output tokens per review call."""
+    model: str | None = None
+    """Another model for reviews; None: the session's (its cached prompt is reused)."""
+    digest_messages: int = 40
+    """With another model, the review reads a digest of this many trailing messages."""
+
+    def __attrs_post_init__(self) -> None:
+        minimums = {
+            "interval": 1,
+            "max_iterations": 1,
+            "token_budget": 1,
+            "max_tokens": 1,
+            "digest_messages": 2,
+        }
+        for name, minimum in minimums.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ValueError(
+                    f"review settings {name}: expected an integer >= {minimum}, got {value!r}"
+                )
+        if not isinstance(self.enabled, bool):
+            raise ValueError(
+                f"review settings enabled: expected true or false, got {self.enabled!r}"
+            )
+        if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
+            raise ValueError(f"review settings model: expected a model name, got {self.model!r}")

@@ -1,0 +1,258 @@
+"""Keeps a session's context inside its window: the system prompt, the token meter, compaction.
+
+One ``ContextKeeper`` per session, lent with the conversation to whoever owns
+it (the running turn, or the session for an idle ``/compress``): no lock is
+needed because only the owner calls it.
+
+- **Measuring:** after each reply the real prompt size is anchored
+  (``observe``); in between, what was appended since is estimated. Each
+  reply publishes ``ContextUsage`` (a percentage of the window).
+- **When:** before each model request, once the size reaches the threshold
+  (``CompressionSettings``: 50 % of the window minus the output reservation),
+  unless the policy holds off (anti-thrash, attempts per turn); after a
+  context-overflow error from the provider; and on request (``/compress``,
+  with an optional focus), which bypasses the policy.
+- **How:** the plan (prune old tool results, protect head and tail, never split
+  a tool pair) comes from ``hermes.compression``; the middle is summarised by
+  a ``CompressorActor`` spawned under the owner, so cancelling the owner
+  cancels the summary call; a failed, slow or garbage summary (or one during
+  the cooldown after failures) is replaced by the deterministic static one.
+- **Commit:** replacing the rows (the store archives the old ones), rebuilding
+  the system prompt (the memory snapshot is re-read) and resetting the meter is
+  one shielded, time-bounded step: the transcript is never half-compacted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import attrs
+import trio
+
+from actors import ActorContext, ActorExited, CallTimeout
+from hermes.compression import (
+    CompactionPlan,
+    CompressionPolicy,
+    CompressionSettings,
+    ContextMeter,
+    estimate_tokens,
+    finish_plan,
+    plan_compaction,
+    threshold_tokens,
+    validate_transcript,
+)
+from hermes.compression.actor import CompressorActor, Summarise, SummaryResult
+from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
+from hermes.store import StoreError
+
+from . import events as ev
+from .conversation import Conversation
+
+log = logging.getLogger(__name__)
+
+SystemBuilder = Callable[[], tuple[TextBlock, ...]]
+"""Builds the system prompt (re-reading the memory snapshot): at start and after a compaction."""
+
+SUMMARY_CALL_MARGIN = 5.0
+"""Seconds beyond the summary timeout before the owner gives up on a compressor."""
+
+
+@attrs.frozen(slots=True)
+class Compacted:
+    """A committed compaction."""
+
+    method: str
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    archive_id: str
+    detail: str
+
+
+class ContextKeeper:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        settings: CompressionSettings,
+        *,
+        client: ModelClient,
+        model: str,
+        context_window: int,
+        max_tokens: int,
+        tools: tuple[ToolSpec, ...],
+        hub: ev.EventHub,
+        build_system: SystemBuilder,
+        commit_timeout: float,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.model = model
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+        self.tools = tools
+        self.hub = hub
+        self.build_system = build_system
+        self.commit_timeout = commit_timeout
+        self.system = build_system()
+        """The system prompt: byte-identical between compactions, so the cached prefix holds."""
+        self.meter = ContextMeter()
+        self.policy = CompressionPolicy(settings)
+        self.threshold = threshold_tokens(context_window, max_tokens, settings)
+        self.requested: tuple[str | None] | None = None
+        """A ``/compress`` (with its focus) waiting for the running turn's next step."""
+
+    # -- measuring -----------------------------------------------------------------------
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """The prompt size if ``messages`` were sent now (real count plus estimates)."""
+        return self.meter.estimate(messages, self.system, self.tools)
+
+    def observe(self, turn: int, usage: Usage, length: int) -> int:
+        """Anchor on a reply (the transcript is ``length`` long with it); publish the usage."""
+        self.meter.observe(usage, length)
+        tokens = usage.prompt_tokens + usage.output_tokens
+        self._publish_usage(turn, tokens, estimated=False)
+        return tokens
+
+    def _publish_usage(self, turn: int, tokens: int, *, estimated: bool) -> None:
+        percent = round(100.0 * tokens / self.context_window, 1)
+        self.hub.publish(
+            ev.ContextUsage(turn, tokens, self.context_window, self.threshold, percent, estimated)
+        )
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def begin_turn(self) -> None:
+        self.policy.begin_turn()
+
+    def request(self, focus: str | None) -> None:
+        """Ask for a compaction at the running turn's next step (``/compress`` while busy)."""
+        self.requested = (focus,)
+
+    async def before_request(
+        self, conv: Conversation, owner: ActorContext, turn: int
+    ) -> Compacted | None:
+        """Compact first if asked to, or if the prompt reached the threshold."""
+        if self.requested is not None:
+            (focus,) = self.requested
+            self.requested = None
+            return await self.compact(conv, owner, turn, "request", focus=focus, forced=True)
+        if not self.settings.enabled:
+            return None
+        tokens = self.tokens(conv.messages)
+        if tokens < self.threshold:
+            return None
+        decision = self.policy.should_compact(tokens, self.threshold, forced=False)
+        if not decision.compact:
+            return None
+        return await self.compact(conv, owner, turn, "threshold")
+
+    async def after_overflow(self, conv: Conversation, owner: ActorContext, turn: int) -> bool:
+        """The provider said the prompt is too long: compact; whether the request may be retried."""
+        limit = self.settings.max_attempts_per_turn
+        if self.policy.attempts >= limit:
+            reason = f"already compacted {self.policy.attempts} times this turn (at most {limit})"
+            self.hub.publish(ev.CompactionSkipped(turn, "overflow", reason))
+            return False
+        return await self.compact(conv, owner, turn, "overflow", forced=True) is not None
+
+    # -- compacting ----------------------------------------------------------------------
+
+    async def compact(
+        self,
+        conv: Conversation,
+        owner: ActorContext,
+        turn: int,
+        trigger: str,
+        *,
+        focus: str | None = None,
+        forced: bool = False,
+    ) -> Compacted | None:
+        """Compact ``conv`` now; None (with a ``CompactionSkipped`` event) when it could not."""
+        before = self.tokens(conv.messages)
+        plan = plan_compaction(
+            conv.messages,
+            self.settings,
+            context_window=self.context_window,
+            max_tokens=self.max_tokens,
+            focus=focus,
+            forced=forced,
+            current_tokens=before,
+        )
+        if plan is None:
+            reason = "nothing to compact: the transcript is all protected head and tail"
+            self.hub.publish(ev.CompactionSkipped(turn, trigger, reason))
+            return None
+        self.policy.note_attempt()
+        self.hub.publish(ev.CompactionStarted(turn, trigger, before))
+        messages, method, detail, failed = await self._summarised(plan, owner)
+        problems = validate_transcript(messages)
+        if problems:  # a bug in the plan: never write an invalid transcript
+            log.error("compaction of %s made an invalid transcript: %s", conv.session_id, problems)
+            self.hub.publish(ev.CompactionSkipped(turn, trigger, f"invalid plan: {problems[0]}"))
+            return None
+        after = estimate_tokens(messages, self.system, self.tools)
+        count = len(conv.messages)
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.commit_timeout
+            try:
+                record = await conv.compact(
+                    messages, method=method, focus=focus, tokens_before=before, tokens_after=after
+                )
+            except StoreError as error:
+                self.hub.publish(ev.CompactionSkipped(turn, trigger, f"the commit failed: {error}"))
+                return None
+            self.system = self.build_system()
+            self.meter.reset()
+        self.policy.record(before, after, method, failed, trio.current_time())
+        archive = record.archive_id
+        done = Compacted(method, before, after, count, len(messages), archive, detail)
+        self.hub.publish(
+            ev.CompactionCompleted(
+                turn, trigger, method, before, after, count, len(messages), archive, detail
+            )
+        )
+        self._publish_usage(turn, after, estimated=True)
+        return done
+
+    async def _summarised(
+        self, plan: CompactionPlan, owner: ActorContext
+    ) -> tuple[tuple[Message, ...], str, str, bool]:
+        """The compacted messages, the method, a detail line, and whether a model call failed."""
+        if plan.prune_only:
+            return finish_plan(plan, None, "prune"), "prune", "old tool results pruned", False
+        if not self.policy.should_use_model(trio.current_time()):
+            text = plan.static_summary()
+            detail = "static summary (summary calls are cooling down after failures)"
+            return finish_plan(plan, text, "static"), "static", detail, False
+        result = await self._call_compressor(plan, owner)
+        if result.text is not None:
+            detail = "summarised by the model"
+            return finish_plan(plan, result.text, "model"), "model", detail, False
+        text = plan.static_summary()
+        detail = f"static summary ({result.error})"
+        return finish_plan(plan, text, "static"), "static", detail, True
+
+    async def _call_compressor(self, plan: CompactionPlan, owner: ActorContext) -> SummaryResult:
+        model = self.settings.aux_model or self.model
+        compressor = CompressorActor(self.client, model, plan.summary_max_tokens, self.settings)
+        ref = await owner.spawn(compressor, name="compressor")
+        answered = False
+        try:
+            result: SummaryResult = await ref.call(
+                Summarise(plan.summary_prompt),
+                timeout=self.settings.summary_timeout + SUMMARY_CALL_MARGIN,
+            )
+            answered = True
+            return result
+        except ActorExited as exc:
+            return SummaryResult(None, f"the compressor stopped ({exc.reason.describe()})")
+        except CallTimeout:
+            return SummaryResult(None, "the compressor did not answer in time")
+        finally:
+            if not answered and ref.is_alive:
+                with trio.CancelScope(shield=True):
+                    await ref.kill()

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from hermes.compression import CompressionPolicy, CompressionSettings
+
+T = 10_000  # threshold
+
+
+def test_under_threshold_and_disabled() -> None:
+    policy = CompressionPolicy()
+    no = policy.should_compact(9_999, T, forced=False)
+    assert not no and "under the threshold of 10,000" in no.reason
+    assert policy.should_compact(10_000, T, forced=False)
+    off = CompressionPolicy(CompressionSettings(enabled=False))
+    assert "disabled" in off.should_compact(50_000, T, forced=False).reason
+    assert off.should_compact(5, T, forced=True)
+
+
+def test_cooldown_ladder() -> None:
+    policy = CompressionPolicy()
+    assert policy.should_use_model(0.0)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=100.0)
+    assert not policy.should_use_model(159.9)
+    assert policy.cooldown_remaining(130.0) == 30.0
+    assert policy.should_use_model(160.0)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=200.0)
+    assert not policy.should_use_model(499.9) and policy.should_use_model(500.0)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=1_000.0)
+    assert not policy.should_use_model(1_899.9) and policy.should_use_model(1_900.0)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=2_000.0)
+    assert not policy.should_use_model(2_899.9) and policy.should_use_model(2_900.0)  # 3rd+: 900
+    # static during the cooldown neither advances nor resets the ladder
+    policy.record(20_000, 5_000, "static", failed_model_call=False, now=2_100.0)
+    assert policy.failures == 4 and not policy.should_use_model(2_200.0)
+    # a model success resets it
+    policy.record(20_000, 5_000, "model", failed_model_call=False, now=3_000.0)
+    assert policy.failures == 0 and policy.should_use_model(3_000.0)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=4_000.0)
+    assert not policy.should_use_model(4_059.0) and policy.should_use_model(4_060.0)
+
+
+def test_anti_thrash_pauses_after_two_weak_passes_and_resumes_on_growth() -> None:
+    policy = CompressionPolicy()
+    policy.record(12_000, 11_000, "model", False, 0.0)  # 8 % saved: weak
+    assert policy.should_compact(12_000, T, forced=False)  # one weak pass is not enough
+    policy.record(12_000, 11_500, "model", False, 1.0)  # weak again: pause at 11,500
+    paused = policy.should_compact(12_000, T, forced=False)
+    assert not paused
+    assert "resumes at 12,500 tokens" in paused.reason  # 11,500 + 10 % of 10,000
+    assert policy.should_compact(12_499, T, forced=False).compact is False
+    assert policy.should_compact(5, T, forced=True)  # /compress still runs
+    resumed = policy.should_compact(12_500, T, forced=False)
+    assert resumed and "grew past 12,500" in resumed.reason
+    # still weak after resuming: paused again, from the new size
+    policy.record(12_500, 12_000, "model", False, 2.0)
+    assert not policy.should_compact(12_900, T, forced=False)
+    assert policy.should_compact(13_000, T, forced=False)
+    # a pass that saves enough ends the pause and the streak
+    policy.record(13_000, 5_000, "model", False, 3.0)
+    assert policy.paused_at is None and policy.weak_streak == 0
+    assert policy.should_compact(10_000, T, forced=False)
+
+
+def test_a_good_pass_between_weak_ones_breaks_the_streak() -> None:
+    policy = CompressionPolicy()
+    policy.record(12_000, 11_500, "model", False, 0.0)
+    policy.record(12_000, 6_000, "model", False, 0.0)
+    policy.record(12_000, 11_500, "model", False, 0.0)
+    assert policy.should_compact(12_000, T, forced=False)
+
+
+def test_attempts_per_turn() -> None:
+    policy = CompressionPolicy(CompressionSettings(max_attempts_per_turn=2))
+    policy.begin_turn()
+    for _ in range(2):
+        assert policy.should_compact(20_000, T, forced=False)
+        policy.note_attempt()
+    refused = policy.should_compact(20_000, T, forced=False)
+    assert not refused and "2 times this turn" in refused.reason
+    assert policy.should_compact(20_000, T, forced=True)
+    policy.begin_turn()
+    assert policy.should_compact(20_000, T, forced=False)
+
+
+def test_record_does_not_count_attempts() -> None:
+    policy = CompressionPolicy()
+    policy.record(20_000, 5_000, "model", False, 0.0)
+    assert policy.attempts == 0 and policy.last_method == "model"
