@@ -5,11 +5,12 @@
 | ``app.py`` | the group; shared helpers (paths, finding or starting the daemon, errors) |
 | ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
+| ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``chat.py`` | ``chat`` |
 | ``fake_provider.py`` | ``fake-provider`` |
 """
 
-from . import chat, commands, daemon_commands, fake_provider
+from . import chat, commands, daemon_commands, fake_provider, memory_commands
 from .app import main
 
-__all__ = ["chat", "commands", "daemon_commands", "fake_provider", "main"]
+__all__ = ["chat", "commands", "daemon_commands", "fake_provider", "main", "memory_commands"]

@@ -87,6 +87,10 @@ async def _chat(endpoint: Any, prompt: str | None, session_id: str | None) -> in
                 click.echo(f"\n[turn {payload['turn']} {payload['reason']}]", err=True)
             elif kind == "events.dropped":
                 click.echo(f"\n[{payload.get('count')} events dropped]", err=True)
+            else:
+                note = context_note(kind, payload)
+                if note:
+                    click.echo(note, err=True)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(on_signals)
@@ -122,6 +126,26 @@ async def _chat(endpoint: Any, prompt: str | None, session_id: str | None) -> in
                     click.echo(f"[{exc.code}: {exc.message}]", err=True)
             nursery.cancel_scope.cancel()
         return state.code
+
+
+def context_note(kind: str, payload: dict[str, Any]) -> str | None:
+    """A one-line note for compaction and memory-review events (None: nothing to show)."""
+    if kind == "compaction.started":
+        return f"\n[compacting the context ({payload['trigger']})...]"
+    if kind == "compaction.completed":
+        return (
+            f"[compacted: {payload['messages_before']} -> {payload['messages_after']} messages, "
+            f"~{payload['tokens_before']:,} -> {payload['tokens_after']:,} tokens; "
+            f"{payload['detail']}]"
+        )
+    if kind == "compaction.skipped":
+        return f"[no compaction: {payload['reason']}]"
+    if kind == "review.completed" and (payload["added"] or payload["staged"]):
+        return (
+            f"\n[memory review: {payload['added']} saved, {payload['staged']} waiting for "
+            "approval (hermes memory pending)]"
+        )
+    return None
 
 
 class _ChatState:
@@ -163,6 +187,11 @@ async def _slash(client: Any, sid: str, text: str) -> bool:
         answer = await client.call("session.yolo", session=sid, on=on)
         state = "on: dangerous commands run unasked" if answer["yolo"] else "off"
         click.echo(f"[yolo {state}; the hardline floor always holds]", err=True)
+    elif command == "/compress":
+        params = {"session": sid, "focus": rest} if rest else {"session": sid}
+        answer = await client.call("session.compress", **params)
+        how = "now" if answer["how"] == "compacting" else "before the turn's next step"
+        click.echo(f"[compacting the context {how}]", err=True)
     elif command == "/approve":
         request_id, _, choice = rest.partition(" ")
         await client.call(
@@ -171,7 +200,7 @@ async def _slash(client: Any, sid: str, text: str) -> bool:
     else:
         click.echo(
             f"[{command}: not available (try /steer /redirect /stop /cancel /tree "
-            "/sessions /approve /yolo [off] /quit)]",
+            "/sessions /compress [focus] /approve /yolo [off] /quit)]",
             err=True,
         )
     return False

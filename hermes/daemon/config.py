@@ -96,6 +96,21 @@ def _optional_str(value: Any) -> str | None:
     return None if isinstance(value, str) else "a string"
 
 
+def _ratio(value: Any) -> str | None:
+    if type(value) in (int, float) and math.isfinite(value) and 0 < value <= 1:
+        return None
+    return "a number > 0 and <= 1"
+
+
+def _ratios_by_model(value: Any) -> str | None:
+    expected = "a table of model name = number > 0 and <= 1"
+    if not isinstance(value, dict):
+        return expected
+    if all(isinstance(k, str) and k and _ratio(v) is None for k, v in value.items()):
+        return None
+    return expected
+
+
 @attrs.frozen(slots=True)
 class Key:
     default: Any
@@ -118,6 +133,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "name": Key("", _optional_str, "model id ('' = claude-sonnet-4-5, or hermes-demo offline)"),
         "base_url": Key("", _optional_str, "Messages API base URL ('' = the SDK default)"),
         "max_tokens": Key(4096, _int(1), "max tokens per reply", reload=True),
+        "context_window": Key(
+            200_000,
+            _int(1024),
+            "tokens the model's context holds (compaction and subagent "
+            "summaries are sized against it)",
+            reload=True,
+        ),
         "fake_event_delay": Key(
             0.0, _delay, "offline demo model: seconds between stream events (demos, tests)"
         ),
@@ -129,6 +151,36 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "approval_timeout": Key(300.0, _number(0), "seconds to wait for approval", reload=True),
         "yolo": Key(False, _bool, "skip the dangerous-command list", reload=True),
         "load_context_files": Key(True, _bool, "read AGENTS.md and friends", reload=True),
+    },
+    "compression": {
+        "enabled": Key(True, _bool, "compact automatically as the context fills", reload=True),
+        "threshold": Key(
+            0.5, _ratio, "compact at this share of (context_window - max_tokens)", reload=True
+        ),
+        "thresholds": Key(
+            {}, _ratios_by_model, "per-model threshold overrides: { model = share }", reload=True
+        ),
+        "tail_ratio": Key(
+            0.2, _ratio, "share of the threshold kept verbatim at the end", reload=True
+        ),
+        "protect_first": Key(3, _int(0), "messages kept verbatim at the start", reload=True),
+        "protect_last": Key(6, _int(1), "fewest messages kept verbatim at the end", reload=True),
+        "aux_model": Key(
+            "", _optional_str, "model that writes summaries ('' = the session's)", reload=True
+        ),
+        "summary_timeout": Key(120.0, _number(0), "seconds for a summary call", reload=True),
+    },
+    "memory": {
+        "enabled": Key(True, _bool, "MEMORY.md / USER.md, the memory tool and reviews"),
+        "memory_chars": Key(2200, _int(100), "cap of MEMORY.md (agent notes), in characters"),
+        "user_chars": Key(1375, _int(100), "cap of USER.md (user profile), in characters"),
+    },
+    "review": {
+        "enabled": Key(True, _bool, "background memory reviews", reload=True),
+        "interval": Key(10, _int(1), "review after every N completed user turns", reload=True),
+        "max_iterations": Key(16, _int(1), "model calls per review", reload=True),
+        "token_budget": Key(600_000, _int(1000), "tokens a review may spend", reload=True),
+        "model": Key("", _optional_str, "model for reviews ('' = the session's)", reload=True),
     },
     "gateway": {
         "max_frame_bytes": Key(1 << 20, _int(1024), "largest WebSocket frame/message"),
@@ -220,6 +272,11 @@ def validate(raw: Mapping[str, Any], source: str) -> dict[str, dict[str, Any]]:
                 )
                 continue
             values[section][key] = float(item) if type(spec.default) is float else item
+    window, reply = values["model"]["context_window"], values["model"]["max_tokens"]
+    if not errors and reply >= window:
+        errors.append(
+            f"{source}: [model] max_tokens ({reply}) must be less than context_window ({window})"
+        )
     if errors:
         raise ConfigError("\n".join(errors))
     return values

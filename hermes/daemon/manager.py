@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from actors import Actor, ActorRef, ExitReason
+from hermes.memory import MemoryTool
 from hermes.processes import ProcessConfig, ProcessService
 from hermes.session import (
     BusyMode,
@@ -57,6 +58,7 @@ from .errors import RequestError, SessionIsClosed, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders, Providers
+from .session_settings import compression_settings, memory_store, review_settings
 
 log = logging.getLogger("hermes.daemon.sessions")
 
@@ -192,6 +194,10 @@ class SessionsManager(Actor):
         self.subagents = SubagentRuntime()
         self.process_config = ProcessConfig()
         self.registry = with_delegation(default_registry())
+        config = self.settings.config
+        self.memory = memory_store(config, config.data_dir(self.settings.paths))
+        if self.memory is not None:
+            self.registry.register(MemoryTool(self.memory.limits))
         self.event_log = EventLog(self.settings.config.get("gateway", "stored_events"))
         if self.event_log.enabled:  # before ``sup``: it stops after the sessions, writing theirs
             await self.ctx.spawn(
@@ -227,6 +233,9 @@ class SessionsManager(Actor):
             approval_timeout=config.get("session", "approval_timeout"),
             yolo=config.get("session", "yolo"),
             load_context_files=config.get("session", "load_context_files"),
+            context_window=config.get("model", "context_window"),
+            compression=compression_settings(config, self.providers.model),
+            review=review_settings(config),
         )
 
     def _deps(self) -> SessionDeps:
@@ -236,6 +245,7 @@ class SessionsManager(Actor):
             registry=self.registry,
             processes=self.process_config,
             subagents=self.subagents.host(),
+            memory=self.memory,
         )
 
     def _entry(self, session_id: str, live: _Live) -> Entry:

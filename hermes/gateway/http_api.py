@@ -5,7 +5,7 @@
 | `GET /health` | `daemon.status` |
 | `GET /sessions` / `POST /sessions` | `session.list` / `session.create` |
 | `GET /sessions/{id}` | `session.get` |
-| `POST /sessions/{id}/{prompt,steer,redirect,interrupt,cancel,close,resume}` | the verb |
+| `POST /sessions/{id}/{prompt,steer,redirect,interrupt,cancel,close,resume,compress}` | the verb |
 | `GET /sessions/{id}/events?since=N` | server-sent events (`Last-Event-ID` works too) |
 | `GET /tree` | `tree.snapshot` |
 | `POST /actors/cancel` `{"path": ...}` | `actor.cancel` |
@@ -15,6 +15,8 @@
 | `GET /sessions/{id}/subagents` | `subagent.list` |
 | `POST /sessions/{id}/subagents/{subagent}/{steer,stop}` | `subagent.steer` / `subagent.stop` |
 | `POST /sessions/{id}/approvals/{request_id}` `{"choice": ...}` | `approval.respond` |
+| `GET /memory`, `GET /memory/pending` | `memory.show`, `memory.pending` |
+| `POST /memory/pending/{proposal}/{approve,reject}` | `memory.approve` / `memory.reject` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -71,6 +73,7 @@ _VERBS = {
     "cancel": "cancel",
     "close": "session.close",
     "resume": "session.resume",
+    "compress": "session.compress",
 }
 
 
@@ -170,6 +173,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return "actor.cancel", body
     if verb == "GET" and parts == ["processes"]:
         return "process.list", {}
+    if parts and parts[0] == "memory":
+        return _memory_route(verb, parts[1:])
     if len(parts) >= 2 and parts[0] == "sessions":
         session = parts[1]
         owned = _owned_route(verb, parts[2:], body, session)
@@ -190,6 +195,17 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
                         400, "invalid_params", f"since must be an integer, got {since!r}"
                     ) from None
             return "events.stream", params
+    return None
+
+
+def _memory_route(verb: str, rest: list[str]) -> tuple[str, dict[str, Any]] | None:
+    if verb == "GET" and rest == []:
+        return "memory.show", {}
+    if verb == "GET" and rest == ["pending"]:
+        return "memory.pending", {}
+    approving = len(rest) == 3 and rest[0] == "pending" and rest[2] in ("approve", "reject")
+    if verb == "POST" and approving:
+        return f"memory.{rest[2]}", {"proposal": rest[1]}
     return None
 
 

@@ -13,7 +13,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -34,6 +34,7 @@ from hermes.daemon.manager import (
     Running,
     Status,
 )
+from hermes.memory import MemoryStore
 from hermes.processes import (
     ProcessError,
     ProcessInfo,
@@ -55,6 +56,9 @@ from hermes.session import (
 from hermes.store import ProcessRecord, StoreClient, StoreError
 from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
+
+from .memory_methods import memory_methods
+from .params import Method, Params
 
 log = logging.getLogger("hermes.gateway.methods")
 
@@ -90,78 +94,6 @@ def error_code(error: Exception) -> str:
     return "internal"
 
 
-class Params:
-    """Strict access to a request's params; ``done()`` refuses names nobody read."""
-
-    def __init__(self, method: str, params: Mapping[str, Any]) -> None:
-        self.method = method
-        self.params = params
-        self.seen: set[str] = set()
-
-    def _bad(self, name: str, expected: str, value: Any) -> RequestError:
-        return RequestError(
-            f"{self.method}: param {name!r} must be {expected}, got "
-            f"{type(value).__name__} {value!r}"[:300],
-            "invalid_params",
-        )
-
-    def _get(self, name: str, required: bool) -> Any:
-        self.seen.add(name)
-        if name not in self.params or self.params[name] is None:
-            if required:
-                raise RequestError(f"{self.method}: param {name!r} is required", "invalid_params")
-            return None
-        return self.params[name]
-
-    def text(self, name: str) -> str:
-        value = self._get(name, True)
-        if not isinstance(value, str) or not value:
-            raise self._bad(name, "a non-empty string", value)
-        return value
-
-    def opt_str(self, name: str) -> str | None:
-        value = self._get(name, False)
-        if value is not None and not isinstance(value, str):
-            raise self._bad(name, "a string", value)
-        return value
-
-    def opt_int(
-        self, name: str, default: int | None, low: int = 0, high: int = 2**53
-    ) -> int | None:
-        value = self._get(name, False)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self._bad(name, f"an integer from {low} to {high}", value)
-        return value
-
-    def opt_bool(self, name: str, default: bool) -> bool:
-        value = self._get(name, False)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self._bad(name, "a boolean", value)
-        return value
-
-    def choice(self, name: str, choices: tuple[str, ...]) -> str | None:
-        value = self._get(name, False)
-        if value is None:
-            return None
-        if value not in choices:
-            raise self._bad(name, "one of " + ", ".join(choices), value)
-        return str(value)
-
-    def done(self) -> None:
-        extra = sorted(str(k) for k in self.params if k not in self.seen)
-        if extra:
-            raise RequestError(
-                f"{self.method}: unknown param(s) {', '.join(extra)}", "invalid_params"
-            )
-
-
-Method = Callable[[Params], Awaitable[Any]]
-
-
 @attrs.define
 class Services:
     system: ActorSystem
@@ -169,6 +101,7 @@ class Services:
     manager: ManagerClient
     store: StoreClient
     root_path: str
+    memory: MemoryStore | None = None
 
 
 class Methods:
@@ -200,6 +133,8 @@ class Methods:
             "subagent.stop": self.subagent_stop,
             "process.list": self.process_list,
             "process.kill": self.process_kill,
+            "session.compress": self.session_compress,
+            **memory_methods(services.memory),
         }
 
     @property
@@ -403,6 +338,13 @@ class Methods:
         entry = await self.entry(p)
         p.done()
         return _process(await _processes(entry).kill(process))
+
+    async def session_compress(self, p: Params) -> Any:
+        """Compact a session's transcript now (idle) or before its next step (busy)."""
+        focus = p.opt_str("focus")
+        entry = await self.entry(p)
+        p.done()
+        return codec.to_plain(await entry.handle.compress(focus))
 
     async def session_yolo(self, p: Params) -> Any:
         """Skip a session's dangerous-command list (never the hardline floor), or stop skipping."""

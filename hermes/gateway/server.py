@@ -26,6 +26,7 @@ from actors import Actor, ActorRef, Exit, MailboxConfig, Overflow
 from hermes.daemon.config import Settings
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
+from hermes.daemon.session_settings import memory_store
 from hermes.session import SessionEvent
 from hermes.session.events import TextDelta
 from hermes.store import StoreClient
@@ -125,7 +126,11 @@ class GatewayActor(Actor):
         if manager_ref is None or store_ref is None:
             raise RuntimeError("the gateway starts after the store and the sessions manager")
         manager = ManagerClient(manager_ref)
-        services = Services(system, self.settings, manager, StoreClient(store_ref), parent.path)
+        config = self.settings.config
+        memory = memory_store(config, config.data_dir(self.settings.paths))
+        services = Services(
+            system, self.settings, manager, StoreClient(store_ref), parent.path, memory
+        )
         self.shared = Shared(self.settings, self.token, Methods(services))
         self.acceptor = await self.ctx.spawn(
             Acceptor(self.ctx.self, self.listeners), name="accept", shutdown=0
@@ -362,7 +367,7 @@ class WsClient:
         await self._send(frame)
 
     async def _subscribe(self, request_id: Any, params: dict[str, Any]) -> None:
-        from .methods import Params
+        from .params import Params
 
         p = Params("events.subscribe", params)
         session = p.text("session")

@@ -93,3 +93,10 @@ class SessionConfig:
     """When and how the transcript is compacted (``hermes.compression``)."""
     review: ReviewSettings = attrs.field(factory=ReviewSettings)
     """Background memory reviews (only with a memory store, never when unattended)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_tokens >= self.context_window:
+            raise ValueError(
+                f"session config max_tokens ({self.max_tokens}) must be less than "
+                f"context_window ({self.context_window})"
+            )
