@@ -27,11 +27,10 @@ from hermes.daemon.config import Settings
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
-from hermes.session import SessionEvent
-from hermes.session.events import TextDelta
 from hermes.store import StoreClient
 
 from . import protocol
+from .coalesce import next_events
 from .http_api import serve_http
 from .methods import Methods, Services, error_code
 from .replay import from_store
@@ -49,9 +48,6 @@ log = logging.getLogger("hermes.gateway")
 WRITE_TIMEOUT = 10.0
 """A client that takes longer than this to accept one frame is disconnected."""
 OUT_QUEUE = 256
-COALESCE_BATCH = 256
-COALESCE_MAX_CHARS = 65536
-"""A merged text delta stops growing here (frames stay well under the size limits)."""
 
 
 @attrs.frozen(slots=True)
@@ -428,43 +424,15 @@ class WsClient:
                     await self._send(frame)
                 for event in replay.events:
                     await self._send(protocol.event_frame(event, entry.path))
-                async for event in sub.receive:
-                    for out in _coalesce(event, sub):
+                while True:
+                    try:
+                        events = await next_events(sub.receive)
+                    except trio.EndOfChannel:
+                        break
+                    for out in events:
                         await self._send(protocol.event_frame(out, entry.path))
         if self.subscriptions.get(entry.session_id) is scope:
             del self.subscriptions[entry.session_id]
-
-
-def _coalesce(first: SessionEvent, sub: Any) -> list[SessionEvent]:
-    """``first`` plus whatever is already buffered, adjacent text deltas merged.
-
-    Only a client that is behind has a backlog, so only slow clients see merged
-    deltas (the merged event carries the last delta's seq).
-    """
-    batch = [first]
-    while len(batch) < COALESCE_BATCH:
-        try:
-            batch.append(sub.receive.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            break
-    if len(batch) == 1:
-        return batch
-    out: list[SessionEvent] = []
-    for event in batch:
-        last = out[-1] if out else None
-        payload = event.payload
-        if (
-            last is not None
-            and isinstance(payload, TextDelta)
-            and isinstance(last.payload, TextDelta)
-            and last.payload.turn == payload.turn
-            and len(last.payload.text) + len(payload.text) <= COALESCE_MAX_CHARS
-        ):
-            merged = TextDelta(payload.turn, last.payload.text + payload.text)
-            out[-1] = SessionEvent(event.session, event.seq, merged)
-        else:
-            out.append(event)
-    return out
 
 
 def _error(request_id: Any, method: str, exc: Exception) -> dict[str, Any]:
