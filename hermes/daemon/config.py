@@ -128,6 +128,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "host": Key("127.0.0.1", _host, "address to listen on"),
         "port": Key(0, _int(0, 65535), "port (0: any free port, see the endpoint file)"),
         "shutdown_timeout": Key(10.0, _number(0), "seconds for a graceful shutdown"),
+        "unix_socket": Key(
+            False, _bool, "also listen on <runtime>/hermes.sock (mode 0600; same protocol)"
+        ),
     },
     "model": {
         "name": Key("", _optional_str, "model id ('' = claude-sonnet-4-5, or hermes-demo offline)"),

@@ -34,6 +34,11 @@ class Paths:
         return self.runtime_dir / "token"
 
     @property
+    def socket_file(self) -> Path:
+        """The optional unix socket (``[daemon] unix_socket``)."""
+        return self.runtime_dir / "hermes.sock"
+
+    @property
     def endpoint_file(self) -> Path:
         """JSON: pid, host, port, url, model, demo (written once the daemon listens)."""
         return self.runtime_dir / "daemon.json"

@@ -16,6 +16,8 @@ import contextlib
 import json
 import logging
 import os
+import socket
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -114,6 +116,11 @@ class GatewayActor(Actor):
         self.listeners = await trio.open_tcp_listeners(port, host=host)
         sockname = self.listeners[0].socket.getsockname()
         self.host, self.port = str(sockname[0]), int(sockname[1])
+        self.unix_path: str | None = None
+        if config.get("daemon", "unix_socket"):
+            path = self.settings.paths.socket_file
+            self.listeners.append(await open_private_unix_listener(path))
+            self.unix_path = str(path)
         parent = self.ctx.parent
         assert parent is not None
         system = self.ctx.system
@@ -150,6 +157,7 @@ class GatewayActor(Actor):
             "model": status["model"],
             "demo": status["demo"],
             "log": str(paths.log_file),
+            "unix": self.unix_path,
         }
         tmp = paths.endpoint_file.with_name(paths.endpoint_file.name + ".tmp")
         tmp.write_text(json.dumps(info, indent=2) + "\n")
@@ -192,6 +200,9 @@ class GatewayActor(Actor):
         for listener in self.listeners:
             with trio.move_on_after(0.5):
                 await listener.aclose()
+        if getattr(self, "unix_path", None):
+            with contextlib.suppress(OSError):
+                os.unlink(self.settings.paths.socket_file)
 
 
 class ConnectionActor(Actor):
@@ -446,3 +457,22 @@ def _error(request_id: Any, method: str, exc: Exception) -> dict[str, Any]:
 
 
 __all__ = ["GatewayActor", "GetAddress"]
+
+
+async def open_private_unix_listener(path: Path) -> trio.SocketListener:
+    """A unix-socket listener only the user can connect to (mode 0600 before it listens).
+
+    A socket file left by a killed daemon is replaced: the daemon lock (held by
+    now) says no other daemon of this user runs.
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        await sock.bind(str(path))
+        os.chmod(path, 0o600)  # before listen(): no connection is accepted until then
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(sock)
