@@ -44,7 +44,7 @@ from hermes.compression import (
 )
 from hermes.compression.actor import CompressorActor, Summarise, SummaryResult
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
-from hermes.store import StoreError
+from hermes.store import CompactionRecord, StoreError
 
 from . import events as ev
 from .conversation import Conversation
@@ -196,6 +196,8 @@ class ContextKeeper:
             return None
         after = estimate_tokens(messages, self.system, self.tools)
         count = len(conv.messages)
+        record: CompactionRecord | None = None
+        failure = f"the commit did not answer within {self.commit_timeout:g} s"
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.commit_timeout
             try:
@@ -203,10 +205,15 @@ class ContextKeeper:
                     messages, method=method, focus=focus, tokens_before=before, tokens_after=after
                 )
             except StoreError as error:
-                self.hub.publish(ev.CompactionSkipped(turn, trigger, f"the commit failed: {error}"))
-                return None
-            self.system = self.build_system()
-            self.meter.reset()
+                failure = f"the commit failed: {error}"
+            if record is not None:
+                self.system = self.build_system()
+                self.meter.reset()
+        if record is None:  # failed, or cut off by the bound (it may land later)
+            await self._after_failed_commit(conv, messages)
+            self.hub.publish(ev.CompactionSkipped(turn, trigger, failure))
+            return None
+        self.requested = None  # a /compress waiting for the next step is answered too
         self.policy.record(before, after, method, failed, trio.current_time())
         archive = record.archive_id
         done = Compacted(method, before, after, count, len(messages), archive, detail)
@@ -217,6 +224,28 @@ class ContextKeeper:
         )
         self._publish_usage(turn, after, estimated=True)
         return done
+
+    async def _after_failed_commit(
+        self, conv: Conversation, planned: Sequence[Message]
+    ) -> None:
+        """Reload the transcript after a commit that failed or did not answer (shielded).
+
+        The store applies a compaction in one transaction, so the reload shows
+        either the old rows or, if the commit landed after all, the compacted
+        ones (then the system prompt is rebuilt as after any compaction). If the
+        reload fails too, the conversation stays dirty and the turn's settle
+        (or the session) reloads it.
+        """
+        self.meter.reset()
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.commit_timeout
+            try:
+                await conv.resync()
+            except StoreError as error:
+                log.warning("session %s: reload after a failed compaction: %s", conv.session_id, error)
+                return
+            if conv.messages == list(planned):
+                self.system = self.build_system()
 
     async def _summarised(
         self, plan: CompactionPlan, owner: ActorContext

@@ -4,7 +4,8 @@
 completed user turns (not interrupted, cancelled or failed; compaction jobs
 and machine input do not count), with nothing queued, it spawns a
 ``ReviewerActor`` child on a snapshot of the transcript. At most one runs.
-Any new input or control verb kills it at once (``cancel``), before the
+A review that is due but cannot start (input is already waiting) stays due
+and runs after the next completed user turn. Any new input or control verb kills it at once (``cancel``), before the
 session does anything else: the review never competes with a live turn.
 """
 
@@ -39,6 +40,9 @@ class ReviewHost:
         self.client = client
         self.hub = hub
         self.user_turns = 0
+        self.unreviewed = 0
+        """Completed user turns since the last review started (a due review that could
+        not start, because input was already waiting, stays due)."""
         self._running: tuple[ReviewerActor, ActorRef, MonitorRef] | None = None
 
     @property
@@ -52,11 +56,12 @@ class ReviewHost:
     def turn_completed(self) -> bool:
         """Count a completed user turn; whether a review is due now."""
         self.user_turns += 1
+        self.unreviewed += 1
         return (
             self.settings.enabled
             and self.memory is not None
             and self._running is None
-            and self.user_turns % self.settings.interval == 0
+            and self.unreviewed >= self.settings.interval
         )
 
     async def start(
@@ -74,6 +79,7 @@ class ReviewHost:
     ) -> None:
         """Spawn the reviewer on this snapshot of the session."""
         assert self.memory is not None and self._running is None
+        self.unreviewed = 0
         job = ReviewJob(session_id, turn, model, system, tools, transcript, cwd, spill_dir)
         actor = ReviewerActor(job, self.client, self.memory, self.settings)
         ref = await ctx.spawn(actor, name=REVIEWER_NAME, shutdown=0)
@@ -82,7 +88,11 @@ class ReviewHost:
         await ref.cast(StartReview())
 
     async def cancel(self, ctx: ActorContext, reason: str) -> bool:
-        """Kill the running review (its draft is dropped); whether one was running."""
+        """Kill the running review (its draft is dropped); whether one was cut short.
+
+        A review that had already finished (its exit notice not handled yet) is
+        reported as it ended: its draft was committed.
+        """
         running, self._running = self._running, None
         if running is None:
             return False
@@ -90,6 +100,9 @@ class ReviewHost:
         ctx.demonitor(monitor, flush=True)
         with trio.CancelScope(shield=True):
             await ref.kill()
+        if actor.outcome is not None:  # it had finished (and committed) before the kill
+            self._report(actor, actor.outcome.end, actor.outcome.detail)
+            return False
         self._report(actor, "cancelled", reason)
         return True
 

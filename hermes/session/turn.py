@@ -294,6 +294,9 @@ class TurnActor(Actor):
             if self.controls.interrupted:
                 return None
             await self._keep_context()
+            await self._deliver_steers()  # any that came while it compacted (or tried to)
+            if self.controls.interrupted:
+                return None
             request = self._request(tool_choice)
             self._partial = []
             self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))

@@ -187,11 +187,15 @@ def _tail(conn: apsw.Connection, session_id: str, before_seq: int) -> Tail:
     ).get
     # One query for both: the uses of the last message are all still open at
     # ``before_seq`` (a result answers the message just before it, so comes later).
+    # Only the last assistant message (``before_seq`` - 1 or - 2) can have open
+    # uses: an assistant message is refused while earlier uses are open. So the
+    # range is a few rows of the index, however long the session.
     rows = list(
         conn.execute(
-            "SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? AND use_seq < ? "
+            "SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? "
+            "AND use_seq >= ? AND use_seq < ? "
             "AND (result_seq IS NULL OR result_seq >= ?) ORDER BY use_seq, block",
-            (session_id, before_seq, before_seq),
+            (session_id, before_seq - 2, before_seq, before_seq),
         )
     )
     last_uses = frozenset(row[0] for row in rows if row[1] == before_seq - 1)
@@ -262,8 +266,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
         )
         record_tools(conn, session_id, seq, message)
     end = next_seq + len(messages)
-    conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (end, session_id))
-    charge_usage(conn, session_id, req.usage, now)
+    charge_usage(conn, session_id, req.usage, now, message_count=end)
     return AppendResult(session_id, next_seq, end)
 
 

@@ -107,15 +107,23 @@ def check_usage(op: str, usage: Usage | None, session_id: str) -> None:
             )
 
 
-def charge_usage(conn: apsw.Connection, session_id: str, usage: Usage | None, now: float) -> None:
+def charge_usage(
+    conn: apsw.Connection,
+    session_id: str,
+    usage: Usage | None,
+    now: float,
+    message_count: int | None = None,
+) -> None:
+    """Add ``usage`` and touch ``updated_at`` (and set ``message_count``): one statement."""
     u = usage or Usage()
     conn.execute(
-        "UPDATE sessions SET updated_at = ?, input_tokens = input_tokens + ?, "
-        "output_tokens = output_tokens + ?, "
+        "UPDATE sessions SET updated_at = ?, message_count = coalesce(?, message_count), "
+        "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
         "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
         "cache_read_input_tokens = cache_read_input_tokens + ? WHERE id = ?",
         (
             now,
+            message_count,
             u.input_tokens,
             u.output_tokens,
             u.cache_creation_input_tokens,
