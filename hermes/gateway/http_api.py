@@ -63,6 +63,14 @@ _STATUS = {
     "timeout": 504,
     "overloaded": 503,
     "unavailable": 503,
+    "proposal_not_found": 404,
+    "stale_proposal": 409,
+    "locked": 503,
+    "unreadable": 500,
+    "memory_full": 409,
+    "no_match": 409,
+    "ambiguous_match": 409,
+    "too_many_proposals": 409,
 }
 
 _VERBS = {

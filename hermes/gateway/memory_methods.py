@@ -8,13 +8,18 @@ through the store's file lock (``hermes.memory``).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
 
 from hermes import codec
 from hermes.daemon.errors import RequestError
 from hermes.memory import KINDS, MemoryStore, MemoryStoreError
 
 from .params import Method, Params
+
+T = TypeVar("T")
 
 
 def memory_methods(store: MemoryStore | None) -> dict[str, Method]:
@@ -27,8 +32,7 @@ def memory_methods(store: MemoryStore | None) -> dict[str, Method]:
             )
         return store
 
-    async def show(p: Params) -> Any:
-        p.done()
+    def shown() -> dict[str, Any]:
         memory = need()
         out: dict[str, Any] = {}
         for kind in KINDS:
@@ -42,19 +46,23 @@ def memory_methods(store: MemoryStore | None) -> dict[str, Method]:
         out["pending"] = len(memory.proposals())
         return out
 
+    async def show(p: Params) -> Any:
+        p.done()
+        return await _checked(shown)
+
     async def pending(p: Params) -> Any:
         p.done()
-        return codec.to_plain(need().proposals())
+        return codec.to_plain(await _checked(lambda: need().proposals()))
 
     async def approve(p: Params) -> Any:
         proposal = p.text("proposal")
         p.done()
-        return codec.to_plain(_checked(lambda: need().approve(proposal)))
+        return codec.to_plain(await _checked(lambda: need().approve(proposal)))
 
     async def reject(p: Params) -> Any:
         proposal = p.text("proposal")
         p.done()
-        return codec.to_plain(_checked(lambda: need().reject(proposal)))
+        return codec.to_plain(await _checked(lambda: need().reject(proposal)))
 
     return {
         "memory.show": show,
@@ -64,8 +72,10 @@ def memory_methods(store: MemoryStore | None) -> dict[str, Method]:
     }
 
 
-def _checked(action: Any) -> Any:
+async def _checked(action: Callable[[], T]) -> T:
+    """Run ``action`` in a thread (a held file lock must not stall the daemon's loop);
+    a refusal becomes a ``RequestError`` with the memory error's reason as its code."""
     try:
-        return action()
+        return await trio.to_thread.run_sync(action)
     except MemoryStoreError as error:
         raise RequestError(str(error), error.reason) from None

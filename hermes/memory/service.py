@@ -22,8 +22,8 @@ from .proposals import Proposal
 from .store import MemoryStore
 
 SAVED_NOTE = (
-    "Saved. It will be in the system prompt from the next session on "
-    "(this session keeps the snapshot it started with)."
+    "Saved. It will be in the system prompt from the next session on (this session "
+    "keeps the snapshot it started with until its context is next compacted)."
 )
 
 

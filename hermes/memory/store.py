@@ -125,8 +125,9 @@ class MemoryStore:
     def snapshot(self) -> str | None:
         """Both stores as system-prompt text, with headers and usage; ``None`` when both are empty.
 
-        The session takes this once at start and keeps it (the frozen snapshot):
-        writes during the session show up from the next session on. A store that
+        The session takes this at start and keeps it (the frozen snapshot) until
+        its context is compacted: writes in between show up in the next session,
+        or after the next compaction. A store that
         cannot be read is shown as such instead of failing the session.
         """
         sections: list[str] = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import trio
+
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
 
 from .entries import FILE_NAMES, MemoryChange, MemoryLimits, check_kind, usage_text
@@ -112,14 +114,20 @@ class MemoryTool(Tool):
                 reason="no_memory",
                 **details,
             )
-        try:
+
+        def apply() -> tuple[MemoryChange | Proposal, int, int]:
             if action == "add":
                 result: MemoryChange | Proposal = service.add(target, content or "")
             elif action == "replace":
                 result = service.replace(target, old_text or "", content or "")
             else:
                 result = service.remove(target, old_text or "")
-            used, cap = service.usage(target)
+            return (result, *service.usage(target))
+
+        try:
+            # In a thread: waiting for the file lock must not stall the event loop. A
+            # cancel waits for it (bounded by the lock timeout), so no write is cut short.
+            result, used, cap = await trio.to_thread.run_sync(apply)
         except MemoryStoreError as exc:
             return ToolOutcome.error(str(exc), reason=exc.reason, **details)
         usage = usage_text(used, cap)

@@ -373,9 +373,12 @@ class SessionActor(Actor):
         )
 
     def _memory_snapshot(self) -> str | None:
-        """Read at session start and after each compaction, never in between."""
+        """Read at session start and after each compaction, never in between.
+
+        Unattended sessions (subagents) get none: they never see the memory files.
+        """
         memory = self.deps.memory
-        if memory is None:
+        if memory is None or self.config.unattended:
             return self.config.memory_snapshot
         return memory.snapshot()
 

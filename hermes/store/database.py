@@ -63,7 +63,7 @@ from .errors import (
 )
 from .queries import Abort, run_request, run_requests_grouped
 from .records import StoreConfig
-from .requests import AppendMessages, ReplaceLast, Request
+from .requests import AppendMessages, Compact, ReplaceLast, Request
 from .schema import configure, migrate
 
 log = logging.getLogger(__name__)
@@ -144,6 +144,8 @@ def _messages_of(request: Request) -> tuple[object, ...] | None:
         return request.messages
     if isinstance(request, ReplaceLast):
         return (request.message,)
+    if isinstance(request, Compact):
+        return request.messages  # a whole transcript: usually to the worker thread
     return None
 
 
