@@ -154,6 +154,11 @@ class SessionView:
     path: str | None
     input_tokens: int
     output_tokens: int
+    context_tokens: int = 0
+    """Prompt tokens of the context now (running sessions; 0 otherwise)."""
+    context_percent: float = 0.0
+    reviewing: bool = False
+    """A background memory review is running."""
 
 
 def make_session(
@@ -303,16 +308,10 @@ class SessionsManager(Actor):
     async def _view(self, info: SessionInfo) -> SessionView:
         live = self.live.get(info.id)
         running = live is not None and live.running
-        busy, turn, turn_path, queued = False, 0, None, 0
+        state = None
         if running and live is not None and live.handle is not None:
             try:
                 state = await live.handle.state(timeout=2.0)
-                busy, turn, turn_path, queued = (
-                    state.busy,
-                    state.turn,
-                    state.turn_path,
-                    state.queued,
-                )
             except SessionError:
                 running = False
         return SessionView(
@@ -325,13 +324,20 @@ class SessionsManager(Actor):
             end_reason=info.end_reason,
             messages=info.message_count,
             running=running,
-            busy=busy,
-            turn=turn,
-            turn_path=turn_path,
-            queued=queued,
+            busy=state.busy if state else False,
+            turn=state.turn if state else 0,
+            turn_path=state.turn_path if state else None,
+            queued=state.queued if state else 0,
             path=live.path if running and live is not None else None,
             input_tokens=info.usage.input_tokens,
             output_tokens=info.usage.output_tokens,
+            context_tokens=state.context_tokens if state else 0,
+            context_percent=(
+                round(100.0 * state.context_tokens / state.context_window, 1)
+                if state and state.context_window
+                else 0.0
+            ),
+            reviewing=state.reviewing if state else False,
         )
 
     # -- the mailbox -------------------------------------------------------------------

@@ -62,6 +62,8 @@ async def test_compress_over_websocket_http_and_cli(daemon: Daemon) -> None:
             assert done["method"] in ("model", "static")
             after = await client.call("session.get", session=session)
             assert after["messages"] == done["messages_after"]
+            assert 0 < after["context_tokens"] < before["context_tokens"]
+            assert 0 < after["context_percent"] < 100 and after["reviewing"] is False
             # The replaced rows are archived, not lost: search still finds them.
             hits = await client.call("search", query="marmalade 1", session=session)
             assert any(h["archive_id"] == done["archive_id"] for h in hits)
