@@ -188,7 +188,11 @@ class ContextKeeper:
             return None
         self.policy.note_attempt()
         self.hub.publish(ev.CompactionStarted(turn, trigger, before))
-        messages, method, detail, failed = await self._summarised(plan, owner)
+        try:
+            messages, method, detail, failed = await self._summarised(plan, owner)
+        except BaseException:  # cancelled (or a bug): nothing was written; say so, re-raise
+            self.hub.publish(ev.CompactionSkipped(turn, trigger, "stopped before the commit"))
+            raise
         problems = validate_transcript(messages)
         if problems:  # a bug in the plan: never write an invalid transcript
             log.error("compaction of %s made an invalid transcript: %s", conv.session_id, problems)
@@ -225,9 +229,7 @@ class ContextKeeper:
         self._publish_usage(turn, after, estimated=True)
         return done
 
-    async def _after_failed_commit(
-        self, conv: Conversation, planned: Sequence[Message]
-    ) -> None:
+    async def _after_failed_commit(self, conv: Conversation, planned: Sequence[Message]) -> None:
         """Reload the transcript after a commit that failed or did not answer (shielded).
 
         The store applies a compaction in one transaction, so the reload shows
@@ -242,7 +244,9 @@ class ContextKeeper:
             try:
                 await conv.resync()
             except StoreError as error:
-                log.warning("session %s: reload after a failed compaction: %s", conv.session_id, error)
+                log.warning(
+                    "session %s: reload after a failed compaction: %s", conv.session_id, error
+                )
                 return
             if conv.messages == list(planned):
                 self.system = self.build_system()

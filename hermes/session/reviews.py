@@ -5,8 +5,9 @@ completed user turns (not interrupted, cancelled or failed; compaction jobs
 and machine input do not count), with nothing queued, it spawns a
 ``ReviewerActor`` child on a snapshot of the transcript. At most one runs.
 A review that is due but cannot start (input is already waiting) stays due
-and runs after the next completed user turn. Any new input or control verb kills it at once (``cancel``), before the
-session does anything else: the review never competes with a live turn.
+and runs after the next completed user turn. Any new input or control verb
+kills it at once (``cancel``), before the session does anything else: the
+review never competes with a live turn.
 """
 
 from __future__ import annotations

@@ -291,10 +291,9 @@ class TurnActor(Actor):
         """One reply, reissued after each redirect; None when interrupted."""
         while True:
             await self._deliver_steers()
-            if self.controls.interrupted:
-                return None
-            await self._keep_context()
-            await self._deliver_steers()  # any that came while it compacted (or tried to)
+            if not self.controls.interrupted:
+                await self._keep_context()
+                await self._deliver_steers()  # any that came while it compacted (or tried to)
             if self.controls.interrupted:
                 return None
             request = self._request(tool_choice)
