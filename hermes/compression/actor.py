@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from actors import Actor, MailboxConfig, Overflow
-from hermes.model import Message, ModelClient, ModelError, ModelRequest, TextBlock
+from hermes.model import Message, ModelClient, ModelError, ModelRequest, TextBlock, Usage
 
 from .settings import CompressionSettings
 from .summary import SUMMARY_SYSTEM, GarbageSummary, accept_summary
@@ -36,7 +36,8 @@ class SummaryResult:
 
     text: str | None
     error: str | None = None
-    output_tokens: int = 0
+    usage: Usage = attrs.field(factory=Usage)
+    """What the call cost (also when its answer was unusable)."""
 
 
 class CompressorActor(Actor):
@@ -78,6 +79,6 @@ class CompressorActor(Actor):
             try:
                 text = accept_summary(response.message.text(), self.settings)
             except GarbageSummary as garbage:
-                return SummaryResult(None, f"the summary was unusable: {garbage}")
-            return SummaryResult(text, output_tokens=response.usage.output_tokens)
+                return SummaryResult(None, f"the summary was unusable: {garbage}", response.usage)
+            return SummaryResult(text, usage=response.usage)
         return SummaryResult(None, f"the summary call took longer than {timeout:g} s")

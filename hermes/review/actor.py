@@ -10,7 +10,8 @@ token budgets.
 
 Its writes go to a ``MemoryDraft``: adds are kept in the draft, replace and
 remove become proposals a person approves later (``docs/memory.md``). Only a
-review that finishes commits the draft, in one step with no await in it; a
+review that finishes commits the draft, in one shielded step (in a thread, so a
+held file lock does not stall the loop); a
 cancelled or failed review commits nothing, so it leaves no partial writes.
 No person attends a review: the tool context has no approval callback, so a
 dangerous command would be denied (only the memory tool runs anyway).
@@ -21,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import trio
 
 from actors import Actor, MailboxConfig, Overflow
 from hermes.memory import MemoryDraft, MemoryService, MemoryStore, MemoryTool
@@ -31,6 +33,7 @@ from hermes.model import (
     ModelRequest,
     TextBlock,
     ToolSpec,
+    Usage,
 )
 from hermes.tools import ApprovalSession, ToolCall, ToolContext, ToolRegistry, run_batch
 
@@ -57,6 +60,8 @@ class ReviewJob:
     transcript: tuple[Message, ...]
     cwd: Path
     spill_dir: Path
+    thinking_budget: int | None = None
+    """The session's: the same thinking settings keep the cached prefix valid."""
 
 
 @attrs.frozen(slots=True)
@@ -75,6 +80,7 @@ class ReviewOutcome:
     detail: str
     iterations: int
     tokens: int
+    usage: Usage = attrs.field(factory=Usage)
 
 
 class ReviewerActor(Actor):
@@ -92,6 +98,8 @@ class ReviewerActor(Actor):
         self.settings = settings
         self.outcome: ReviewOutcome | None = None
         """Set when the review ended on its own (None after a cancel or a crash)."""
+        self.usage = Usage()
+        """What the review's finished model calls cost (also known after a cancel)."""
 
     async def receive(self, message: object) -> None:
         if not isinstance(message, StartReview):
@@ -104,19 +112,21 @@ class ReviewerActor(Actor):
     def _request(self, messages: list[Message]) -> ModelRequest:
         job, settings = self.job, self.settings
         if settings.model is None or settings.model == job.model:
+            thinking = job.thinking_budget
             return ModelRequest(
                 model=job.model,
                 messages=tuple(messages),
-                max_tokens=settings.max_tokens,
+                max_tokens=settings.max_tokens + (thinking or 0),
                 system=job.system,
                 tools=job.tools,
+                thinking_budget=thinking,
             )
         return ModelRequest(
             model=settings.model,
             messages=tuple(messages),
             max_tokens=settings.max_tokens,
             system=(TextBlock(DIGEST_SYSTEM),),
-            tools=(MemoryTool().spec(),),
+            tools=(MemoryTool(self.memory.limits).spec(),),
         )
 
     async def _review(self) -> ReviewOutcome:
@@ -125,7 +135,7 @@ class ReviewerActor(Actor):
         digest = settings.digest_messages if other_model else None
         messages = list(review_messages(job.transcript, digest=digest))
         draft = MemoryDraft(self.memory)
-        registry = ToolRegistry([MemoryTool()])
+        registry = ToolRegistry([MemoryTool(self.memory.limits)])
         tools_ctx = ToolContext.create(
             job.cwd,
             job.spill_dir,
@@ -140,8 +150,11 @@ class ReviewerActor(Actor):
             try:
                 response = await self.client.complete(self._request(messages))
             except ModelError as error:  # nothing is committed: as if cancelled
-                return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens)
+                return ReviewOutcome(
+                    "failed", 0, 0, str(error), iterations, tokens, self.usage
+                )
             iterations += 1
+            self.usage = self.usage + response.usage
             tokens += response.usage.prompt_tokens + response.usage.output_tokens
             messages.append(response.message)
             uses = response.message.tool_uses()
@@ -154,7 +167,16 @@ class ReviewerActor(Actor):
             if tokens >= settings.token_budget:
                 end = "budget"
                 break
-        report = draft.commit(origin=job.session_id)  # no await: all or nothing
+        # All or nothing, in a thread (a held file lock must not stall the loop), and
+        # shielded: once it starts, the outcome is recorded even if a kill comes.
+        with trio.CancelScope(shield=True):
+            report = await trio.to_thread.run_sync(draft.commit, job.session_id)
         return ReviewOutcome(
-            end, len(report.added), len(report.proposed), report.summary(), iterations, tokens
+            end,
+            len(report.added),
+            len(report.proposed),
+            report.summary(),
+            iterations,
+            tokens,
+            self.usage,
         )

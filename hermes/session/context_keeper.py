@@ -69,6 +69,19 @@ class Compacted:
     messages_after: int
     archive_id: str
     detail: str
+    usage: Usage = attrs.field(factory=Usage)
+    """What the summary call cost (charged to the session with the commit)."""
+
+
+@attrs.frozen(slots=True)
+class _Summary:
+    messages: tuple[Message, ...]
+    method: str
+    detail: str
+    failed: bool = False
+    """A model summary call failed (the static summary stands in for it)."""
+    usage: Usage = attrs.field(factory=Usage)
+    """What the summary call cost."""
 
 
 class ContextKeeper:
@@ -150,14 +163,16 @@ class ContextKeeper:
             return None
         return await self.compact(conv, owner, turn, "threshold")
 
-    async def after_overflow(self, conv: Conversation, owner: ActorContext, turn: int) -> bool:
-        """The provider said the prompt is too long: compact; whether the request may be retried."""
+    async def after_overflow(
+        self, conv: Conversation, owner: ActorContext, turn: int
+    ) -> Compacted | None:
+        """The provider said the prompt is too long: compact (then the request may be retried)."""
         limit = self.settings.max_attempts_per_turn
         if self.policy.attempts >= limit:
             reason = f"already compacted {self.policy.attempts} times this turn (at most {limit})"
             self.hub.publish(ev.CompactionSkipped(turn, "overflow", reason))
-            return False
-        return await self.compact(conv, owner, turn, "overflow", forced=True) is not None
+            return None
+        return await self.compact(conv, owner, turn, "overflow", forced=True)
 
     # -- compacting ----------------------------------------------------------------------
 
@@ -189,16 +204,18 @@ class ContextKeeper:
         self.policy.note_attempt()
         self.hub.publish(ev.CompactionStarted(turn, trigger, before))
         try:
-            messages, method, detail, failed = await self._summarised(plan, owner)
+            summary = await self._summarised(plan, owner)
         except BaseException:  # cancelled (or a bug): nothing was written; say so, re-raise
             self.hub.publish(ev.CompactionSkipped(turn, trigger, "stopped before the commit"))
             raise
+        messages, method, detail = summary.messages, summary.method, summary.detail
         problems = validate_transcript(messages)
         if problems:  # a bug in the plan: never write an invalid transcript
             log.error("compaction of %s made an invalid transcript: %s", conv.session_id, problems)
             self.hub.publish(ev.CompactionSkipped(turn, trigger, f"invalid plan: {problems[0]}"))
             return None
-        after = estimate_tokens(messages, self.system, self.tools)
+        system = self.build_system()  # what the next request sends (fresh memory snapshot)
+        after = estimate_tokens(messages, system, self.tools)
         count = len(conv.messages)
         record: CompactionRecord | None = None
         failure = f"the commit did not answer within {self.commit_timeout:g} s"
@@ -206,21 +223,28 @@ class ContextKeeper:
             scope.deadline = trio.current_time() + self.commit_timeout
             try:
                 record = await conv.compact(
-                    messages, method=method, focus=focus, tokens_before=before, tokens_after=after
+                    messages,
+                    method=method,
+                    focus=focus,
+                    tokens_before=before,
+                    tokens_after=after,
+                    usage=summary.usage,
                 )
             except StoreError as error:
                 failure = f"the commit failed: {error}"
             if record is not None:
-                self.system = self.build_system()
+                self.system = system
                 self.meter.reset()
         if record is None:  # failed, or cut off by the bound (it may land later)
             await self._after_failed_commit(conv, messages)
             self.hub.publish(ev.CompactionSkipped(turn, trigger, failure))
             return None
         self.requested = None  # a /compress waiting for the next step is answered too
-        self.policy.record(before, after, method, failed, trio.current_time())
+        self.policy.record(before, after, method, summary.failed, trio.current_time())
         archive = record.archive_id
-        done = Compacted(method, before, after, count, len(messages), archive, detail)
+        done = Compacted(
+            method, before, after, count, len(messages), archive, detail, summary.usage
+        )
         self.hub.publish(
             ev.CompactionCompleted(
                 turn, trigger, method, before, after, count, len(messages), archive, detail
@@ -251,23 +275,21 @@ class ContextKeeper:
             if conv.messages == list(planned):
                 self.system = self.build_system()
 
-    async def _summarised(
-        self, plan: CompactionPlan, owner: ActorContext
-    ) -> tuple[tuple[Message, ...], str, str, bool]:
-        """The compacted messages, the method, a detail line, and whether a model call failed."""
+    async def _summarised(self, plan: CompactionPlan, owner: ActorContext) -> _Summary:
+        """The compacted transcript, and how its summary was made."""
         if plan.prune_only:
-            return finish_plan(plan, None, "prune"), "prune", "old tool results pruned", False
+            return _Summary(finish_plan(plan, None, "prune"), "prune", "old tool results pruned")
         if not self.policy.should_use_model(trio.current_time()):
             text = plan.static_summary()
             detail = "static summary (summary calls are cooling down after failures)"
-            return finish_plan(plan, text, "static"), "static", detail, False
+            return _Summary(finish_plan(plan, text, "static"), "static", detail)
         result = await self._call_compressor(plan, owner)
         if result.text is not None:
-            detail = "summarised by the model"
-            return finish_plan(plan, result.text, "model"), "model", detail, False
-        text = plan.static_summary()
+            messages = finish_plan(plan, result.text, "model")
+            return _Summary(messages, "model", "summarised by the model", usage=result.usage)
+        messages = finish_plan(plan, plan.static_summary(), "static")
         detail = f"static summary ({result.error})"
-        return finish_plan(plan, text, "static"), "static", detail, True
+        return _Summary(messages, "static", detail, failed=True, usage=result.usage)
 
     async def _call_compressor(self, plan: CompactionPlan, owner: ActorContext) -> SummaryResult:
         model = self.settings.aux_model or self.model

@@ -139,6 +139,7 @@ class Conversation:
         focus: str | None = None,
         tokens_before: int = 0,
         tokens_after: int = 0,
+        usage: Usage | None = None,
     ) -> CompactionRecord:
         """Replace the whole transcript with its compacted form (the store archives the old)."""
         self._check_owner("compact")
@@ -151,6 +152,7 @@ class Conversation:
                 focus=focus,
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
+                usage=usage,
             )
         except BaseException:
             self.dirty = True

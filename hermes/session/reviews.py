@@ -12,18 +12,25 @@ review never competes with a live turn.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import trio
 
-from actors import ActorContext, ActorRef, Down, MonitorRef
+from actors import ActorContext, ActorRef, Down, ExitKind, MonitorRef
 from hermes.memory import MemoryStore
-from hermes.model import Message, ModelClient, TextBlock, ToolSpec
+from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.review import ReviewerActor, ReviewJob, ReviewSettings, StartReview
+from hermes.store import StoreError
 
 from . import events as ev
 
 REVIEWER_NAME = "reviewer"
+CHARGE_TIMEOUT = 5.0
+"""Bound on recording a review's token usage."""
+
+log = logging.getLogger(__name__)
 
 
 class ReviewHost:
@@ -35,8 +42,11 @@ class ReviewHost:
         memory: MemoryStore | None,
         client: ModelClient,
         hub: ev.EventHub,
+        charge: Callable[[Usage], Awaitable[object]] | None = None,
     ) -> None:
+        """``charge`` adds a review's token usage to the session's (the store's ``add_usage``)."""
         self.settings = settings
+        self.charge = charge
         self.memory = memory
         self.client = client
         self.hub = hub
@@ -77,11 +87,14 @@ class ReviewHost:
         transcript: tuple[Message, ...],
         cwd: Path,
         spill_dir: Path,
+        thinking_budget: int | None = None,
     ) -> None:
         """Spawn the reviewer on this snapshot of the session."""
         assert self.memory is not None and self._running is None
         self.unreviewed = 0
-        job = ReviewJob(session_id, turn, model, system, tools, transcript, cwd, spill_dir)
+        job = ReviewJob(
+            session_id, turn, model, system, tools, transcript, cwd, spill_dir, thinking_budget
+        )
         actor = ReviewerActor(job, self.client, self.memory, self.settings)
         ref = await ctx.spawn(actor, name=REVIEWER_NAME, shutdown=0)
         self._running = (actor, ref, ctx.monitor(ref))
@@ -101,26 +114,45 @@ class ReviewHost:
         ctx.demonitor(monitor, flush=True)
         with trio.CancelScope(shield=True):
             await ref.kill()
-        if actor.outcome is not None:  # it had finished (and committed) before the kill
+        finished = actor.outcome is not None  # it had finished (and committed) before the kill
+        await self._charge(actor)
+        if actor.outcome is not None:
             self._report(actor, actor.outcome.end, actor.outcome.detail)
-            return False
-        self._report(actor, "cancelled", reason)
-        return True
+        else:
+            self._report(actor, "cancelled", reason)
+        return not finished
 
-    def on_down(self, ctx: ActorContext, down: Down) -> bool:
-        """The reviewer exited by itself: report how; whether ``down`` was about it."""
+    async def on_down(self, ctx: ActorContext, down: Down) -> bool:
+        """The reviewer exited by itself: report how; whether ``down`` was about it.
+
+        Killed by someone else (an operator, by path) counts as cancelled.
+        """
         running = self._running
         if running is None or down.monitor != running[2]:
             return False
         self._running = None
         actor = running[0]
-        if actor.outcome is None:
-            self._report(actor, "failed", f"the reviewer crashed: {down.reason.describe()}")
-        else:
+        await self._charge(actor)
+        if actor.outcome is not None:
             self._report(actor, actor.outcome.end, actor.outcome.detail)
+        elif down.reason.kind in (ExitKind.CANCELLED, ExitKind.KILLED):
+            self._report(actor, "cancelled", down.reason.describe())
+        else:
+            self._report(actor, "failed", f"the reviewer crashed: {down.reason.describe()}")
         return True
 
     def _report(self, actor: ReviewerActor, outcome: str, detail: str) -> None:
         done = actor.outcome
         added, staged = (done.added, done.staged) if done is not None else (0, 0)
         self.hub.publish(ev.ReviewCompleted(actor.job.turn, outcome, added, staged, detail))
+
+    async def _charge(self, actor: ReviewerActor) -> None:
+        """Add what the review's model calls cost to the session's usage (bounded)."""
+        if self.charge is None or actor.usage == Usage():
+            return
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + CHARGE_TIMEOUT
+            try:
+                await self.charge(actor.usage)
+            except StoreError as error:
+                log.warning("review usage not recorded: %s", error)

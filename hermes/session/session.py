@@ -232,6 +232,7 @@ class SessionActor(Actor):
             self.deps.memory,
             self.deps.client,
             self.hub,
+            charge=self._charge_usage,
         )
         self.processes = await self._start_processes()
         self.tools_ctx = ToolContext.create(
@@ -430,7 +431,7 @@ class SessionActor(Actor):
             if running is not None and message.monitor == running.monitor:
                 await self._turn_ended()
             else:
-                self.reviews.on_down(self.ctx, message)
+                await self.reviews.on_down(self.ctx, message)
             return None
         try:
             return await self._handle(message)
@@ -665,7 +666,14 @@ class SessionActor(Actor):
             transcript=tuple(self.conversation.messages),
             cwd=config.cwd,
             spill_dir=config.spill_dir,
+            thinking_budget=config.thinking_budget,
         )
+
+    async def _charge_usage(self, usage: Usage) -> None:
+        """Work besides turns (a background review) is charged to the session too."""
+        assert self.session_id is not None
+        await self.deps.store.add_usage(self.session_id, usage)
+        self.usage = self.usage + usage
 
     async def _repair(self, actor: TurnActor, result: TurnResult, rollback: bool) -> TurnResult:
         """Make sure the transcript is valid (and rolled back if asked) after a turn."""

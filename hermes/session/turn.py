@@ -233,6 +233,7 @@ class TurnActor(Actor):
             self._detail = "nothing was compacted"
             return
         self.compacted = True
+        self._usage = self._usage + done.usage
         self._detail = (
             f"compacted {done.messages_before} messages ({done.tokens_before} tokens) into "
             f"{done.messages_after} ({done.tokens_after} tokens): {done.detail}"
@@ -281,11 +282,14 @@ class TurnActor(Actor):
         keeper = self.deps.keeper
         with self.controls.hold_interrupt():
             if overflow:
-                changed = await keeper.after_overflow(self.conv, self.ctx, self.number)
+                done = await keeper.after_overflow(self.conv, self.ctx, self.number)
             else:
-                changed = await keeper.before_request(self.conv, self.ctx, self.number) is not None
-        self.compacted = self.compacted or changed
-        return changed
+                done = await keeper.before_request(self.conv, self.ctx, self.number)
+        if done is None:
+            return False
+        self.compacted = True
+        self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
+        return True
 
     async def _model_call(self, tool_choice: str | None = None) -> ModelResponse | None:
         """One reply, reissued after each redirect; None when interrupted."""

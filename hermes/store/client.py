@@ -169,6 +169,7 @@ class StoreClient:
         focus: str | None = None,
         tokens_before: int = 0,
         tokens_after: int = 0,
+        usage: Usage | None = None,
         timeout: float | None = None,
     ) -> CompactionRecord:
         """Replace the transcript (planned on ``expected_count`` rows) with ``messages``.
@@ -176,7 +177,14 @@ class StoreClient:
         The old rows are kept in an archive session (see ``compaction_queries``).
         """
         request = Compact(
-            session_id, expected_count, tuple(messages), method, focus, tokens_before, tokens_after
+            session_id,
+            expected_count,
+            tuple(messages),
+            method,
+            focus,
+            tokens_before,
+            tokens_after,
+            usage,
         )
         record: CompactionRecord = await self.request(request, timeout)
         return record

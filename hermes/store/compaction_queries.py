@@ -18,7 +18,13 @@ from .errors import InvalidRequest, SeqConflict
 from .records import CompactionRecord
 from .requests import Compact, ListCompactions
 from .rows import check_messages, encode_message, record_tools, validate_next
-from .session_queries import check_limit, open_session_row, session_row
+from .session_queries import (
+    charge_usage,
+    check_limit,
+    check_usage,
+    open_session_row,
+    session_row,
+)
 from .validate import Tail, searchable_text
 
 if TYPE_CHECKING:
@@ -58,6 +64,7 @@ def _check(req: Compact) -> None:
         if type(value) is not int or value < 0:
             raise InvalidRequest(op, f"{name} must be an int >= 0, got {value!r}")
     check_messages(op, session_id, req.messages)
+    check_usage(op, req.usage, session_id)
 
 
 def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionRecord:
@@ -112,10 +119,7 @@ def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionReco
             (session_id, seq, message.role, blob, searchable_text(message), now),
         )
         record_tools(conn, session_id, seq, message)
-    conn.execute(
-        "UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?",
-        (len(req.messages), now, session_id),
-    )
+    charge_usage(conn, session_id, req.usage, now, message_count=len(req.messages))
     conn.execute(
         "INSERT INTO compactions (session_id, archive_id, created_at, method, focus, "
         "messages_before, messages_after, tokens_before, tokens_after) "

@@ -91,6 +91,8 @@ class Compact(Request):
     focus: str | None = None
     tokens_before: int = 0
     tokens_after: int = 0
+    usage: Usage | None = None
+    """What the summary call cost, added to the session's usage in the same transaction."""
 
 
 @attrs.frozen(slots=True)

@@ -398,9 +398,7 @@ async def test_cancel_during_the_summary_call_leaves_the_transcript_as_it_was(
     assert cancelled.result is not None and cancelled.result.reason is TurnEnd.CANCELLED
     assert done.reason == TurnEnd.CANCELLED.value
     assert events_of(seen, "CompactionCompleted") == []
-    assert [s.reason for s in events_of(seen, "CompactionSkipped")] == [
-        "stopped before the commit"
-    ]
+    assert [s.reason for s in events_of(seen, "CompactionSkipped")] == ["stopped before the commit"]
     assert not state.busy
     # Nothing was committed: the rows are the old ones plus turn 5's prompt.
     assert after.messages[: len(before.messages)] == before.messages
@@ -506,7 +504,13 @@ async def test_a_second_overflow_after_the_attempts_are_spent_fails_the_turn(
 async def test_compress_when_idle_with_a_focus(
     open_compacting: SessionFactory, fake: FakeProvider, store: StoreClient
 ) -> None:
-    fake.when(Reply.of(SUMMARY), model=AUX)
+    cost = Usage(
+        input_tokens=777,
+        output_tokens=333,
+        cache_creation_input_tokens=0,
+        cache_read_input_tokens=0,
+    )
+    fake.when(Reply.of(SUMMARY, usage=cost), model=AUX)
     session = await open_compacting()
     with trio.fail_after(15), session.subscribe() as sub:
         await long_turns(session, fake, 5)  # under the threshold: nothing automatic
@@ -527,6 +531,10 @@ async def test_compress_when_idle_with_a_focus(
     (record,) = await store.list_compactions(session.id)
     assert record.focus == "the database schema" and record.method == "model"
     assert (await store.load(record.archive_id)).messages == before.messages
+    # The summary call is charged to the session, with the commit.
+    spent = after.session.usage
+    assert (spent.input_tokens - before.session.usage.input_tokens) == 777
+    assert (spent.output_tokens - before.session.usage.output_tokens) == 333
     assert_valid(after)
     assert len(after.messages) < len(before.messages)
     assert not any("answer 2" in m.text() for m in after.messages)  # in the middle

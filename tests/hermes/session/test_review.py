@@ -40,6 +40,7 @@ from hermes.session import (
 )
 from hermes.session.events import SessionEvent
 from hermes.session.messages import MachineInput
+from hermes.store import StoreClient
 from hermes.tools import ToolRegistry, default_registry
 
 from .conftest import KEY, MODEL, SessionFactory
@@ -430,7 +431,7 @@ async def test_the_iteration_budget_ends_a_review_and_keeps_its_adds(
 
 
 async def test_the_token_budget_ends_a_review_and_keeps_its_adds(
-    open_reviewing: SessionFactory, fake: FakeProvider, memory: MemoryStore
+    open_reviewing: SessionFactory, fake: FakeProvider, memory: MemoryStore, store: StoreClient
 ) -> None:
     usage = Usage(
         input_tokens=5_000,
@@ -448,6 +449,9 @@ async def test_the_token_budget_ends_a_review_and_keeps_its_adds(
     assert (done.outcome, done.added) == ("budget", 1)
     assert memory.entries("memory") == ["an expensive fact"]
     assert len(review_requests(fake)) == 1
+    # The review's tokens are charged to the session, in the store and in its state.
+    assert (await store.get_session(session.id)).usage.input_tokens >= 5_000
+    assert (await session.state()).usage.input_tokens >= 5_000
 
 
 async def test_a_failed_review_call_commits_nothing(
