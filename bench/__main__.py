@@ -3,7 +3,7 @@
 Run a per-issue benchmark or the suite's scenarios.
 
 Per-issue benchmarks (one at a time; each prints its own table or ``--json``):
-runtime, supervision, model, session, processes, subagents, gateway.
+runtime, supervision, model, session, processes, subagents, gateway, compression.
 
 Scenarios (any number, ``all`` = every one; the default): sessions, fanout,
 cancel, steer, soak, chaos. Each runs against a daemon and a fake provider
@@ -18,6 +18,7 @@ import argparse
 import importlib
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,12 @@ BENCHMARKS = (
     "processes",
     "subagents",
     "gateway",
+    "compression",
 )
 SIZE_FLAGS = {
     "sessions": (int, "concurrent sessions (sessions, chaos; the load under cancel and steer)"),
     "turns": (int, "turns per session (sessions, chaos)"),
+    "load_think": (float, "seconds between a load session's turns (under cancel and steer)"),
     "fanout_sessions": (int, "fan-out sessions"),
     "subagents": (int, "subagents per fan-out session"),
     "idle_sessions": (int, "idle sessions created to measure memory per session"),
@@ -125,6 +128,9 @@ def _suite(
     if args.report is not None and not args.report.parent.is_dir():
         parser.error(f"--report: no directory {args.report.parent}")
     progress = Progress(enabled=not (args.json or args.no_progress))
+    # SIGTERM and SIGHUP stop the run like Ctrl+C: every process it started is stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
     results = run_suite(names, sizes, progress, smoke=args.quick)
     if args.report is not None:
         html.write(results, args.report)
@@ -135,4 +141,8 @@ def _suite(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("bench: interrupted (every process it started was stopped)", file=sys.stderr)
+        sys.exit(130)

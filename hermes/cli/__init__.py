@@ -7,10 +7,19 @@
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``chat.py`` | ``chat`` |
+| ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
 | ``fake_provider.py`` | ``fake-provider`` |
 """
 
-from . import chat, commands, daemon_commands, fake_provider, memory_commands
+from . import bench, chat, commands, daemon_commands, fake_provider, memory_commands
 from .app import main
 
-__all__ = ["chat", "commands", "daemon_commands", "fake_provider", "main", "memory_commands"]
+__all__ = [
+    "bench",
+    "chat",
+    "commands",
+    "daemon_commands",
+    "fake_provider",
+    "main",
+    "memory_commands",
+]

@@ -403,6 +403,10 @@ class SessionsManager(Actor):
             result = cancelled.result
         if live is not None:
             live.hub.publish(SessionEnded(reason))
+            # Forget it: a closed session's hub (and its replay ring) must not pile up
+            # in a daemon that runs for days. A resume starts a new hub whose seqs
+            # continue from the stored events.
+            self.live.pop(session_id, None)
         return {"closed": session_id, "turn_cancelled": result is not None}
 
     async def on_stop(self, reason: ExitReason) -> None:
