@@ -45,6 +45,7 @@ from .events import (
 )
 from .exits import ExitKind, ExitReason
 from .gc_tuning import tune_gc
+from .introspect import trio_task_count
 from .liveness import LivenessSpec
 from .mailbox import MailboxConfig, MailboxStats, Overflow
 from .messages import Down, Exit, MonitorRef, Stale
@@ -94,5 +95,6 @@ __all__ = [
     "is_count",
     "is_number",
     "open_system",
+    "trio_task_count",
     "tune_gc",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from .exits import ExitReason
 
@@ -41,3 +42,18 @@ def snapshot(cell: ActorCell, now: float) -> dict[str, Any]:
     if cell.exit_reason is not None:
         out["exit_reason"] = cell.exit_reason.to_plain()
     return out
+
+
+def trio_task_count() -> int:
+    """Tasks alive in the calling trio run, the root task included (for leak checks)."""
+    root = trio.lowlevel.current_root_task()
+    if root is None:
+        raise RuntimeError("trio_task_count must be called inside a trio run")
+    count = 0
+    stack = [root]
+    while stack:
+        task = stack.pop()
+        count += 1
+        for nursery in task.child_nurseries:
+            stack.extend(nursery.child_tasks)
+    return count

@@ -1,7 +1,7 @@
 """Sample the daemon from the outside: ``/proc`` (RSS, fds, threads, CPU) and its tree.
 
-Trio tasks are not sampled: the daemon exposes no task count (see
-docs/benchmarks.md); the number of live actors (``tree.snapshot``) stands in.
+The daemon's own counts (trio tasks, actors) come from ``daemon.stats`` and
+``tree.snapshot``.
 """
 
 from __future__ import annotations

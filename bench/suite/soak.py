@@ -3,18 +3,17 @@
 ``soak_workers`` workers share ``soak_loops`` loops; each loop creates a
 session, subscribes, runs one ``bench:tools`` turn (two model calls,
 ``read_file`` and a ``terminal true`` process) and closes it. The daemon's
-RSS, open fds and threads (``/proc``) and live actors (``tree.snapshot``) are
-sampled about 200 times along the way (the series in ``samples`` is what the
-report plots).
+RSS, open fds and threads (``/proc``), live actors (``tree.snapshot``) and trio
+tasks (``daemon.stats``) are sampled about 200 times along the way (the series
+in ``samples`` is what the report plots).
 
 Flatness is judged on two quiet samples: one after the warm-up (the first
 20 % of the loops) and one at the end, each taken with every worker paused
 and the daemon idle for 0.5 s. A metric is flat when it grew by less than
-5 %, or, for the counts (fds, threads, actors), by at most 2 (a trio worker
-thread or a pooled connection coming or going). ``series_growth`` is the same
-comparison on the medians of the first and last tenth of the samples taken
-after the warm-up, under load. Trio tasks are not sampled: the daemon does
-not expose a count (docs/benchmarks.md).
+5 %, or, for the counts (fds, threads, actors, trio tasks), by at most 2 (a
+trio worker thread or a pooled connection coming or going). ``series_growth``
+is the same comparison on the medians of the first and last tenth of the
+samples taken after the warm-up, under load.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ WARMUP = 0.2
 LIMIT = 0.05
 COUNT_SLACK = 2
 QUIET = 0.5
-METRICS = ("rss_mb", "fds", "threads", "actors")
+METRICS = ("rss_mb", "fds", "threads", "actors", "trio_tasks")
 
 
 class Soak:
@@ -73,9 +72,11 @@ class Soak:
     async def sample(self) -> dict[str, float]:
         row = proc_sample(self.ctx.run.pid)
         tree = await tree_stats(self.pool.client)
+        stats = await self.pool.client.call("daemon.stats")
         row.update(
             loops=self.done,
             actors=tree["actors"],
+            trio_tasks=stats["trio_tasks"],
             sessions_live=tree["sessions_live"],
             marked=len(self.ctx.run.marked()),
         )
@@ -132,7 +133,6 @@ async def measure(ctx: Context) -> dict[str, Any]:
             "growth": quiet_growth,
             "series_growth": series_growth,
             "end": {m: final[m] for m in (*METRICS, "sessions_live", "marked")},
-            "trio_tasks": None,
         },
         "invariants": {
             **{f"{m}_flat": ok for m, ok in flat.items()},

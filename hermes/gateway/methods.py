@@ -19,7 +19,14 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorExited, ActorSystem, CallTimeout, ExitReason, MailboxFull
+from actors import (
+    ActorExited,
+    ActorSystem,
+    CallTimeout,
+    ExitReason,
+    MailboxFull,
+    trio_task_count,
+)
 from hermes import __version__, codec
 from hermes.daemon.config import BUSY_MODES, Settings
 from hermes.daemon.errors import NotFound, RequestError
@@ -111,6 +118,7 @@ class Methods:
         self.s = services
         self.table: dict[str, Method] = {
             "daemon.status": self.status,
+            "daemon.stats": self.stats,
             "session.create": self.session_create,
             "session.list": self.session_list,
             "session.get": self.session_get,
@@ -165,6 +173,18 @@ class Methods:
             "boot_id": settings.boot_id,
             "uptime": round(time.time() - settings.started_at, 3),
             **info,
+        }
+
+    async def stats(self, p: Params) -> Any:
+        """The daemon process's resource counts, for soak runs and leak hunts."""
+        p.done()
+        info = await self.s.manager.call(Status())
+        return {
+            "pid": os.getpid(),
+            **process_counts(),
+            "trio_tasks": trio_task_count(),
+            "actors": len(self.s.system.registry),
+            "sessions_live": info["sessions_running"],
         }
 
     async def session_create(self, p: Params) -> Any:
@@ -413,3 +433,20 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
+
+
+def process_counts() -> dict[str, int]:
+    """This process's resident memory, open file descriptors and OS threads (``/proc``)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as statm:
+        rss_pages = int(statm.read().split()[1])
+    threads = 0
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return {
+        "rss_bytes": rss_pages * page,
+        "fds": len(os.listdir("/proc/self/fd")),
+        "threads": threads,
+    }

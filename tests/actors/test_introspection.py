@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors import Actor, ActorRef, ActorSystem
 
@@ -152,3 +153,18 @@ async def test_system_snapshot_shows_recent_top_level_exits(system: ActorSystem)
     [gone] = snap["recent_exits"]
     assert gone["path"] == "/gone"
     assert gone["reason"]["kind"] == "shutdown"
+
+
+async def test_trio_task_count_sees_tasks_come_and_go() -> None:
+    from actors import trio_task_count
+
+    before = trio_task_count()
+    release = trio.Event()
+    async with trio.open_nursery() as nursery:
+        for _ in range(5):
+            nursery.start_soon(release.wait)
+        await trio.testing.wait_all_tasks_blocked()
+        during = trio_task_count()
+        release.set()
+    assert during == before + 5
+    assert trio_task_count() == before

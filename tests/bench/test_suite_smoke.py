@@ -40,7 +40,7 @@ FIGURES = {
         "load",
     },
     "steer": {"steer_to_delivered_ms", "steer_to_accepted_ms", "load"},
-    "soak": {"loops", "loops_per_s", "growth", "series_growth", "end", "trio_tasks"},
+    "soak": {"loops", "loops_per_s", "growth", "series_growth", "end"},
     "chaos": {"crashes", "crashes_by_kind", "answered", "failed_recorded", "actor_cancel_ms"},
 }
 SHARED_INVARIANTS = {"daemon_stopped_cleanly", "no_process_left", "transcripts_valid"}
@@ -99,6 +99,9 @@ def test_the_json_has_every_figure(smoke: tuple[dict[str, Any], str, Path]) -> N
     cancel = data["scenarios"]["cancel"]["figures"]
     assert cancel["cancels"] == 6
     assert cancel["to_event_ms"]["n"] == 6
+    soak = data["scenarios"]["soak"]["figures"]
+    assert soak["end"]["trio_tasks"] > soak["end"]["actors"] > 0  # every actor has a task
+    assert set(soak["growth"]) == {"rss_mb", "fds", "threads", "actors", "trio_tasks"}
     fanout = data["scenarios"]["fanout"]["details"]
     assert fanout["subagent_statuses"] == {"completed": 6}  # 2 sessions x 3 subagents
     assert data["scenarios"]["steer"]["figures"]["steer_to_delivered_ms"]["n"] == 3
