@@ -42,7 +42,8 @@ def http(
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+        with exc:  # the error holds the response (and its socket) open
+            return exc.code, json.loads(exc.read())
 
 
 async def ahttp(daemon: Daemon, method: str, path: str, body: Any = None) -> tuple[int, Any]:
