@@ -6,7 +6,8 @@ needed because only the owner calls it.
 
 - **Measuring:** after each reply the real prompt size is anchored
   (``observe``); in between, what was appended since is estimated. Each
-  reply publishes ``ContextUsage`` (a percentage of the window).
+  reply's ``UsageUpdated`` carries it as a percentage of the window; a
+  compaction publishes ``ContextUsage`` with the estimate after it.
 - **When:** before each model request, once the size reaches the threshold
   (``CompressionSettings``: 50 % of the window minus the output reservation),
   unless the policy holds off (anti-thrash, attempts per turn); after a
@@ -123,15 +124,17 @@ class ContextKeeper:
         """The prompt size if ``messages`` were sent now (real count plus estimates)."""
         return self.meter.estimate(messages, self.system, self.tools)
 
-    def observe(self, turn: int, usage: Usage, length: int) -> int:
-        """Anchor on a reply (the transcript is ``length`` long with it); publish the usage."""
+    def observe(self, usage: Usage, length: int) -> int:
+        """Anchor on a reply (the transcript is ``length`` long with it); its context size."""
         self.meter.observe(usage, length)
-        tokens = usage.prompt_tokens + usage.output_tokens
-        self._publish_usage(turn, tokens, estimated=False)
-        return tokens
+        return usage.prompt_tokens + usage.output_tokens
+
+    def percent(self, tokens: int) -> float:
+        """``tokens`` as a percentage of the context window."""
+        return round(100.0 * tokens / self.context_window, 1)
 
     def _publish_usage(self, turn: int, tokens: int, *, estimated: bool) -> None:
-        percent = round(100.0 * tokens / self.context_window, 1)
+        percent = self.percent(tokens)
         self.hub.publish(
             ev.ContextUsage(turn, tokens, self.context_window, self.threshold, percent, estimated)
         )

@@ -149,14 +149,21 @@ class InputNoticed:
 
 @attrs.frozen(slots=True)
 class UsageUpdated:
+    """A reply's token usage, the turn's total, and how full the context is now."""
+
     turn: int
     usage: Usage
     total: Usage
+    context_tokens: int = 0
+    """The prompt plus this reply: the context the next request starts from."""
+    context_percent: float = 0.0
+    """``context_tokens`` as a percentage of the context window."""
 
 
 @attrs.frozen(slots=True)
 class ContextUsage:
-    """How full the context is, as of the latest reply (or an estimate after a compaction)."""
+    """How full the context is after a compaction (an estimate until the next reply,
+    whose ``UsageUpdated`` carries the real figure)."""
 
     turn: int
     tokens: int

@@ -360,9 +360,13 @@ class TurnActor(Actor):
                 len(message.tool_uses()),
             )
         )
-        hub.publish(ev.UsageUpdated(self.number, response.usage, self._usage))
-        self.controls.context_used = self.deps.keeper.observe(
-            self.number, response.usage, self.conv.next_seq
+        keeper = self.deps.keeper
+        context = keeper.observe(response.usage, self.conv.next_seq)
+        self.controls.context_used = context
+        hub.publish(
+            ev.UsageUpdated(
+                self.number, response.usage, self._usage, context, keeper.percent(context)
+            )
         )
 
     async def _commit_partial(self, marker: str) -> None:

@@ -275,9 +275,13 @@ async def test_threshold_compacts_before_the_next_request(
     assert done.tokens_before > done.tokens_after
     assert done.messages_before == len(before.messages) + 1  # turn 5's prompt included
     assert done.messages_after < done.messages_before
-    usage = events_of(seen, "ContextUsage")
-    assert usage and all(u.window == WINDOW and u.threshold == THRESHOLD for u in usage)
-    assert any(u.estimated and u.tokens == done.tokens_after for u in usage)
+    (usage,) = events_of(seen, "ContextUsage")  # after the compaction: an estimate
+    assert (usage.window, usage.threshold) == (WINDOW, THRESHOLD)
+    assert usage.estimated and usage.tokens == done.tokens_after
+    replies = events_of(seen, "UsageUpdated")  # each reply: the real figure
+    assert replies and all(r.context_tokens > 0 for r in replies)
+    real = replies[-1]
+    assert real.context_percent == round(100.0 * real.context_tokens / WINDOW, 1)
 
     # The store: one compaction, the originals untouched in the archive, search finds them.
     compactions = await store.list_compactions(session.id)

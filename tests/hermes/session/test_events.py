@@ -57,14 +57,12 @@ async def test_a_turn_publishes_its_events_in_order(
         "TextDelta",
         "MessageCompleted",
         "UsageUpdated",
-        "ContextUsage",
         "ToolStarted",
         "ToolCompleted",
         "MessageStarted",
         "TextDelta",
         "MessageCompleted",
         "UsageUpdated",
-        "ContextUsage",
         "TurnCompleted",
     ]
     seqs = [e.seq for e in seen]
