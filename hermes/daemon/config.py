@@ -65,6 +65,12 @@ def _delay(value: Any) -> str | None:
     return "a number from 0 to 10"
 
 
+def _idle_seconds(value: Any) -> str | None:
+    if type(value) in (int, float) and math.isfinite(value) and 0 <= value < 3600:
+        return None
+    return "a number of seconds from 0 to 3600"
+
+
 def _str(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "a non-empty string"
 
@@ -184,6 +190,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "max_iterations": Key(16, _int(1), "model calls per review", reload=True),
         "token_budget": Key(600_000, _int(1000), "tokens a review may spend", reload=True),
         "model": Key("", _optional_str, "model for reviews ('' = the session's)", reload=True),
+        "idle_delay": Key(
+            2.0,
+            _idle_seconds,
+            "seconds a session must stay idle before a due review starts",
+            reload=True,
+        ),
     },
     "gateway": {
         "max_frame_bytes": Key(1 << 20, _int(1024), "largest WebSocket frame/message"),

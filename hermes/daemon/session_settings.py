@@ -45,4 +45,5 @@ def review_settings(config: Config) -> ReviewSettings:
         max_iterations=config.get("review", "max_iterations"),
         token_budget=config.get("review", "token_budget"),
         model=model or None,
+        idle_delay=config.get("review", "idle_delay"),
     )

@@ -22,6 +22,9 @@ class ReviewSettings:
     """Another model for reviews; None: the session's (its cached prompt is reused)."""
     digest_messages: int = 40
     """With another model, the review reads a digest of this many trailing messages."""
+    idle_delay: float = 0.0
+    """Seconds the session must stay idle before a due review starts (the daemon's
+    default is 2 s: a person typing the next prompt never pays for a review)."""
 
     def __attrs_post_init__(self) -> None:
         minimums = {
@@ -37,6 +40,11 @@ class ReviewSettings:
                 raise ValueError(
                     f"review settings {name}: expected an integer >= {minimum}, got {value!r}"
                 )
+        delay = self.idle_delay
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay < 3600:
+            raise ValueError(
+                f"review settings idle_delay: expected seconds from 0 to 3600, got {delay!r}"
+            )
         if not isinstance(self.enabled, bool):
             raise ValueError(
                 f"review settings enabled: expected true or false, got {self.enabled!r}"

@@ -16,9 +16,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import attrs
 import trio
 
-from actors import ActorContext, ActorRef, Down, ExitKind, MonitorRef
+from actors import ActorContext, ActorRef, Down, ExitKind, MonitorRef, Timer
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.review import ReviewerActor, ReviewJob, ReviewSettings, StartReview
@@ -27,6 +28,15 @@ from hermes.store import StoreError
 from . import events as ev
 
 REVIEWER_NAME = "reviewer"
+
+
+@attrs.frozen(slots=True)
+class ReviewDue:
+    """The session stayed idle for the review's idle delay (a timer message)."""
+
+    turn: int
+
+
 CHARGE_TIMEOUT = 5.0
 """Bound on recording a review's token usage."""
 
@@ -55,6 +65,8 @@ class ReviewHost:
         """Completed user turns since the last review started (a due review that could
         not start, because input was already waiting, stays due)."""
         self._running: tuple[ReviewerActor, ActorRef, MonitorRef] | None = None
+        self._timer: Timer | None = None
+        """The idle delay of a due review (cancelled by any new input)."""
 
     @property
     def running(self) -> bool:
@@ -101,12 +113,35 @@ class ReviewHost:
         self.hub.publish(ev.ReviewStarted(turn))
         await ref.cast(StartReview())
 
+    def schedule(self, ctx: ActorContext, turn: int) -> bool:
+        """Arm the idle delay of a due review (``ReviewDue`` arrives when it passes);
+        False when there is no delay (start at once)."""
+        if self.settings.idle_delay <= 0:
+            return False
+        self.disarm()
+        self._timer = ctx.send_after(self.settings.idle_delay, ReviewDue(turn))
+        return True
+
+    def disarm(self) -> None:
+        """New input: a review waiting for the session to go quiet waits for the next time."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def due(self, message: ReviewDue) -> bool:
+        """Whether ``message`` is the live timer's (not one disarmed meanwhile)."""
+        if self._timer is None:
+            return False
+        self._timer = None
+        return True
+
     async def cancel(self, ctx: ActorContext, reason: str) -> bool:
         """Kill the running review (its draft is dropped); whether one was cut short.
 
         A review that had already finished (its exit notice not handled yet) is
         reported as it ended: its draft was committed.
         """
+        self.disarm()
         running, self._running = self._running, None
         if running is None:
             return False

@@ -101,7 +101,7 @@ from .messages import (
     StopSubagent,
 )
 from .prompt import PromptParts, build_system_prompt
-from .reviews import ReviewHost
+from .reviews import ReviewDue, ReviewHost
 from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
 
 log = logging.getLogger(__name__)
@@ -403,6 +403,10 @@ class SessionActor(Actor):
         if isinstance(message, MachineInput):
             await self._machine_input(message)
             return None
+        if isinstance(message, ReviewDue):
+            if self.reviews.due(message):
+                await self._start_review(message.turn)
+            return None
         if isinstance(message, Exit):
             children = self.children
             if children is not None and message.actor == children.ref:
@@ -646,13 +650,23 @@ class SessionActor(Actor):
         if resume_queue:
             await self._next_input()
         completed = running.from_user and result.reason is TurnEnd.COMPLETED
-        if completed and self.reviews.turn_completed():
+        due = completed and self.reviews.turn_completed() and self._idle()
+        if due and not self.reviews.schedule(self.ctx, result.turn):
             await self._start_review(result.turn)
         return result
 
+    def _idle(self) -> bool:
+        """No turn, nothing queued, not closed: when a background review may run."""
+        return (
+            self._running is None
+            and not self._closed
+            and not len(self.queue)
+            and not self.conversation.dirty
+        )
+
     async def _start_review(self, turn: int) -> None:
         """A background review, if the session is still idle with nothing queued."""
-        if self._running is not None or self._closed or len(self.queue) or self.conversation.dirty:
+        if not self._idle() or self.reviews.running:
             return
         config = self.config
         assert self.session_id is not None

@@ -552,3 +552,28 @@ async def test_a_due_review_skipped_for_queued_input_runs_after_the_next_turn(
     assert done.turn == 3 and done.outcome == "completed"
     (review,) = review_requests(fake)
     assert "three" in str(review.body["messages"])
+
+
+# -- the idle delay ------------------------------------------------------------------------
+
+
+async def test_a_due_review_waits_for_the_session_to_stay_idle(
+    open_reviewing: SessionFactory, fake: FakeProvider, memory: MemoryStore
+) -> None:
+    script_review(fake, Reply.of(add("typed quickly")), NOTHING)
+    session = await open_reviewing(review=ReviewSettings(interval=1, idle_delay=0.3))
+    with trio.fail_after(10), session.subscribe() as sub:
+        fake.enqueue(Reply.of("one"), Reply.of("two"))
+        await session.run("first")
+        # The next prompt comes within the delay: no review was started for turn 1.
+        await trio.sleep(0.1)
+        assert review_requests(fake) == [] and not (await session.state()).reviewing
+        started = trio.current_time()
+        await session.run("second")
+        done = await review_done(sub)
+        waited = trio.current_time() - started
+
+    assert done.turn == 2 and (done.outcome, done.added) == ("completed", 1)
+    assert waited >= 0.3  # the review of turn 2 began only after 0.3 s of quiet
+    assert len(review_requests(fake)) == 2  # the add, then "Nothing to save."
+    assert memory.entries("memory") == ["typed quickly"]
