@@ -36,7 +36,9 @@ from hermes.store.event_queries import AppendEvents, StoredEvent
 log = logging.getLogger("hermes.daemon.events")
 
 FLUSH_DELAY = 0.05
-BATCH_EVENTS = 200
+BATCH_EVENTS = 64
+"""Events per store request: a batch is written on the event loop (a small write), so it
+is kept to about a millisecond of the loop's time; the writer yields between batches."""
 BATCH_BYTES = 256 * 1024
 BUFFER = 50_000
 STOP_FLUSH_TIMEOUT = 5.0

@@ -89,9 +89,11 @@ def append_events(conn: apsw.Connection, req: AppendEvents, abort: Abort) -> int
         )
         newest[event.session_id] = max(event.seq, newest.get(event.session_id, 0))
     for session_id, seq in newest.items():
-        conn.execute(
-            "DELETE FROM events WHERE session_id = ? AND seq <= ?", (session_id, seq - req.keep)
-        )
+        if seq > req.keep:  # a younger session has nothing to prune: skip the statement
+            conn.execute(
+                "DELETE FROM events WHERE session_id = ? AND seq <= ?",
+                (session_id, seq - req.keep),
+            )
     return len(req.events)
 
 
