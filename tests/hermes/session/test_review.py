@@ -7,6 +7,7 @@ requests through rules keyed on the review prompt (``is_review``).
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from hermes.fake import (
     Usage,
 )
 from hermes.fake.script import Scripted
-from hermes.memory import SAVED_NOTE, MemoryStore, MemoryTool
+from hermes.memory import SAVED_NOTE, MemoryDraft, MemoryStore, MemoryTool
 from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
 from hermes.review import REVIEW_PROMPT, ReviewSettings
 from hermes.review.actor import DIGEST_SYSTEM
@@ -577,3 +578,42 @@ async def test_a_due_review_waits_for_the_session_to_stay_idle(
     assert waited >= 0.3  # the review of turn 2 began only after 0.3 s of quiet
     assert len(review_requests(fake)) == 2  # the add, then "Nothing to save."
     assert memory.entries("memory") == ["typed quickly"]
+
+
+async def test_a_review_cancelled_inside_its_memory_tool_call_writes_nothing(
+    open_reviewing: SessionFactory,
+    fake: FakeProvider,
+    memory: MemoryStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Fault injection: the draft's add (run in a worker thread by the tool) waits for us,
+    # so the new prompt arrives while the review is inside the tool call.
+    inside, release = threading.Event(), threading.Event()
+    original = MemoryDraft.add
+
+    def held_add(self: MemoryDraft, kind: Any, text: str) -> Any:
+        inside.set()
+        release.wait(5)
+        return original(self, kind, text)
+
+    monkeypatch.setattr(MemoryDraft, "add", held_add)
+    script_review(fake, Reply.of(add("written half-way")), NOTHING)
+    session = await open_reviewing()
+    with trio.fail_after(10), session.subscribe() as sub:
+        fake.enqueue(Reply.of("one"), Reply.of("two"))
+        await session.run("first")
+        await trio.to_thread.run_sync(inside.wait, 5)
+        async with trio.open_nursery() as nursery:
+
+            async def let_go() -> None:
+                await trio.sleep(0.05)  # the kill is waiting on the tool call by now
+                release.set()
+
+            nursery.start_soon(let_go)
+            result = await session.run("second")
+        done = await review_done(sub)
+
+    assert result.reason is TurnEnd.COMPLETED and result.text == "two"
+    assert done.outcome == "cancelled" and (done.added, done.staged) == (0, 0)
+    assert memory.entries("memory") == [] and memory.proposals() == []
+    assert not memory.path("memory").exists()  # not even an empty file was written
