@@ -5,8 +5,9 @@ crashable actors alive: ``bench:slowtools`` (tool workers running ``sleep
 0.2`` and ``read_file``), ``bench:bg`` (a background ``sleep 1``: a process
 watcher) and ``bench:chaosfan 2`` (two subagents, each running ``sleep 0.2``).
 After each turn a session's user thinks for ``THINK`` seconds (the daemon is
-configured to review after every turn, and the fake answers reviews after
-``AUX_DELAY``: reviewers live meanwhile), and after every third turn asks
+configured to review after every turn, with no idle delay, and the fake
+answers reviews after ``AUX_DELAY``: reviewers live meanwhile), and after
+every third turn asks
 for ``session.compress`` (a compressor lives while the fake writes the
 summary). A daemon without reviews or ``session.compress`` still runs the
 scenario; the missing kinds are listed.
@@ -62,7 +63,7 @@ THREAD_SLACK = 2
 THREAD_IDLE = 15.0
 THINK = 0.3
 CONFIG = {
-    "review": {"enabled": True, "interval": 1},
+    "review": {"enabled": True, "interval": 1, "idle_delay": 0.0},
     "compression": {"tail_ratio": 0.01, "protect_first": 1, "protect_last": 2},
 }
 AUX_DELAY = 0.3

@@ -69,10 +69,10 @@ class Soak:
             for _ in range(self.ctx.sizes.soak_workers):
                 nursery.start_soon(worker)
 
-    async def sample(self) -> dict[str, float]:
+    async def sample(self, collect: bool = False) -> dict[str, float]:
+        stats = await self.pool.client.call("daemon.stats", collect=collect)
         row = proc_sample(self.ctx.run.pid)
         tree = await tree_stats(self.pool.client)
-        stats = await self.pool.client.call("daemon.stats")
         row.update(
             loops=self.done,
             actors=tree["actors"],
@@ -89,8 +89,9 @@ class Soak:
             self.samples.append(await self.sample())
 
     async def quiet(self) -> dict[str, float]:
+        """A sample with the daemon idle, after a full garbage collection in it."""
         await trio.sleep(QUIET)
-        return await self.sample()
+        return await self.sample(collect=True)
 
 
 def _flat(name: str, before: float, after: float) -> bool:

@@ -9,6 +9,7 @@ queues); everything else is here.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -64,6 +65,7 @@ from hermes.store import ProcessRecord, StoreClient, StoreError
 from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
 
+from .heap_methods import heap_methods
 from .memory_methods import memory_methods
 from .params import Method, Params
 
@@ -143,6 +145,7 @@ class Methods:
             "process.kill": self.process_kill,
             "session.compress": self.session_compress,
             **memory_methods(services.memory),
+            **heap_methods(),
         }
 
     @property
@@ -176,11 +179,18 @@ class Methods:
         }
 
     async def stats(self, p: Params) -> Any:
-        """The daemon process's resource counts, for soak runs and leak hunts."""
+        """The daemon process's resource counts, for soak runs and leak hunts.
+
+        ``collect``: run a full garbage collection first (cyclic garbage waiting for
+        the next one is not a leak; a leak test measures what survives it).
+        """
+        collect = p.opt_bool("collect", False)
         p.done()
+        collected = gc.collect() if collect else None
         info = await self.s.manager.call(Status())
         return {
             "pid": os.getpid(),
+            "gc_collected": collected,
             **process_counts(),
             "trio_tasks": trio_task_count(),
             "actors": len(self.s.system.registry),
