@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from actors import ExitReason
+from hermes.tools.process import reap_group
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig
 from .errors import ProcessError, StdinClosed
 from .handoff import HandOff
 from .messages import CheckAlive, CloseStdin, Kill, Write
-from .procfs import Fingerprint, Liveness, kill_adopted_group, reap_group, reap_pid
+from .procfs import Fingerprint, Liveness, kill_adopted_group, reap_pid
 from .state import ProcessInfo, ProcessState, ProcessStatus
 from .watcher import WatcherBase
 

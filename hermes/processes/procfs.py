@@ -15,9 +15,7 @@ remain: the kernel does not reuse a number that still names a process group.
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import errno
 import functools
 import os
 import signal
@@ -25,7 +23,14 @@ import signal
 import attrs
 import trio
 
-from hermes.tools.process import KillReport, Member, group_members
+from hermes.tools.process import (
+    KillReport,
+    exit_status,
+    group_members,
+    live_members,
+    reap_group,
+    signal_group,
+)
 
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 _START_TIME_INDEX = 22 - 3
@@ -108,50 +113,6 @@ def self_fingerprint() -> Fingerprint:
     return me if me is not None else Fingerprint(os.getpid(), 0, boot_id())
 
 
-def exit_status(returncode: int | None) -> int | None:
-    """A wait status as a shell reports it: a signal N is 128 + N."""
-    if returncode is None:
-        return None
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def group_empty(pgid: int) -> bool:
-    """True when no process (not even a zombie) is left in group ``pgid``; no ``/proc`` scan."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def live_members(pgid: int) -> list[Member]:
-    """Members of ``pgid`` that are not zombies."""
-    return [m for m in group_members(pgid) if not m.zombie]
-
-
-def reap_group(pgid: int) -> int:
-    """Reap exited members of ``pgid`` that are our children (adopted as subreaper).
-
-    Only safe once no ``trio.Process`` of that group is waiting to be reaped by
-    trio (its leader is reaped first), or the group is not ours at all.
-    """
-    reaped = 0
-    while True:
-        try:
-            pid, _ = os.waitpid(-pgid, os.WNOHANG)
-        except ChildProcessError:
-            return reaped
-        except OSError as exc:
-            if exc.errno == errno.EINTR:
-                continue
-            return reaped
-        if pid == 0:
-            return reaped
-        reaped += 1
-
-
 def reap_pid(pid: int) -> int | None:
     """Reap ``pid`` if it is our exited child; its wait status as a shell reports it, or None."""
     try:
@@ -161,11 +122,6 @@ def reap_pid(pid: int) -> int | None:
     if done == 0:
         return None
     return exit_status(os.waitstatus_to_exitcode(status))
-
-
-def signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 async def wait_until_gone(pgid: int, timeout: float) -> bool:

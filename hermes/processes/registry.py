@@ -44,7 +44,7 @@ from actors import (
     Timer,
 )
 from hermes.store import ProcessRecord, StoreClient, StoreError
-from hermes.tools.process import kill_group
+from hermes.tools.process import exit_status, kill_group
 
 from .adopted import AdoptedWatcher
 from .buffer import OutputBuffer
@@ -77,7 +77,6 @@ from .notices import (
     handed_over_notice,
     pattern_notice,
 )
-from .procfs import exit_status
 from .service import ProcessService
 from .state import (
     LogResult,

@@ -41,7 +41,15 @@ import attrs
 import trio
 
 from actors import Actor, ActorRef, ExitReason, MailboxConfig, Overflow, Reply
-from hermes.tools.process import KillReport, enable_subreaper, kill_group
+from hermes.tools.process import (
+    KillReport,
+    enable_subreaper,
+    exit_status,
+    group_empty,
+    kill_group,
+    live_members,
+    reap_group,
+)
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig
@@ -61,7 +69,7 @@ from .messages import (
     StartSpec,
     Write,
 )
-from .procfs import exit_status, group_empty, live_members, reap_group, start_time
+from .procfs import start_time
 from .pump import Pump, Run
 from .state import ProcessInfo, ProcessState, ProcessStatus
 

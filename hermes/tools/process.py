@@ -93,17 +93,23 @@ def group_members(pgid: int) -> list[Member]:
     return members
 
 
-def _live(pgid: int) -> list[Member]:
+def live_members(pgid: int) -> list[Member]:
+    """Members of ``pgid`` that are not zombies."""
     return [m for m in group_members(pgid) if not m.zombie]
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Signal every member of ``pgid``; a group already gone is not an error."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
 
-def _reap_group(pgid: int) -> int:
-    """Reap exited members of ``pgid`` that are our children (adopted as subreaper)."""
+def reap_group(pgid: int) -> int:
+    """Reap exited members of ``pgid`` that are our children (adopted as subreaper).
+
+    Only safe once no ``trio.Process`` of that group is waiting to be reaped by
+    trio (its leader is reaped first), or the group is not ours at all.
+    """
     reaped = 0
     while True:
         try:
@@ -153,7 +159,7 @@ async def _group_gone(process: trio.Process, timeout: float) -> bool:
     if process.returncode is None:
         return False
     left = max(0.0, deadline - trio.current_time())
-    return await _wait_until(lambda: _group_empty(pgid) or not _live(pgid), left)
+    return await _wait_until(lambda: group_empty(pgid) or not live_members(pgid), left)
 
 
 async def kill_group(
@@ -166,17 +172,17 @@ async def kill_group(
     ``grace + 2 * kill_wait`` seconds.
     """
     pgid = process.pid
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     sigkill = not await _group_gone(process, grace)
     if sigkill:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
         await _group_gone(process, kill_wait)
     with trio.move_on_after(kill_wait):
         await process.wait()
     if process.returncode is not None:
         # Only after the leader is reaped: waitpid(-pgid) must not steal it from trio.
         await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
-    members = [] if _group_empty(pgid) else group_members(pgid)
+    members = [] if group_empty(pgid) else group_members(pgid)
     return KillReport(
         sigkill,
         tuple(m.pid for m in members if not m.zombie),
@@ -234,13 +240,14 @@ class CommandResult:
     duration: float = 0.0
 
 
-def _exit_status(returncode: int | None) -> int | None:
+def exit_status(returncode: int | None) -> int | None:
+    """A wait status as a shell reports it: a signal N is 128 + N."""
     if returncode is None:
         return None
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _group_empty(pgid: int) -> bool:
+def group_empty(pgid: int) -> bool:
     """No process at all (not even a zombie) is left in ``pgid``; no ``/proc`` scan."""
     try:
         os.killpg(pgid, 0)
@@ -252,8 +259,8 @@ def _group_empty(pgid: int) -> bool:
 
 
 def _reaped_and_gone(pgid: int) -> bool:
-    _reap_group(pgid)
-    return _group_empty(pgid) or not group_members(pgid)
+    reap_group(pgid)
+    return group_empty(pgid) or not group_members(pgid)
 
 
 async def run_command(
@@ -321,7 +328,7 @@ async def run_command(
                 await process.wait()
             timed_out = waiting.cancelled_caught and not interrupted
             with trio.CancelScope(shield=True):
-                if process.returncode is None or _live(pgid):
+                if process.returncode is None or live_members(pgid):
                     # Timed out, interrupted, or the leader left members behind (cmd &).
                     report = await kill_group(process, grace=grace)
                 else:
@@ -330,7 +337,7 @@ async def run_command(
                 await reader_done.wait()
             nursery.cancel_scope.cancel()
     except BaseException:
-        if process.returncode is None or _live(pgid):
+        if process.returncode is None or live_members(pgid):
             with trio.move_on_after(cancel_grace + 5.0, shield=True):
                 await kill_group(process, grace=cancel_grace)
         raise
@@ -339,7 +346,7 @@ async def run_command(
             await stdout.aclose()
     return CommandResult(
         output=out.text(),
-        exit_code=_exit_status(process.returncode),
+        exit_code=exit_status(process.returncode),
         timed_out=timed_out,
         interrupted=interrupted,
         output_bytes=out.total,
