@@ -13,13 +13,11 @@ line and serves until SIGINT or SIGTERM. Rules (``respond``):
 
 from __future__ import annotations
 
-import argparse
 import re
-import signal
 
-import trio
+from hermes.fake import Endless, MessagesRequest, Reply, ToolUse
 
-from hermes.fake import Endless, MessagesRequest, Reply, ToolUse, open_fake_provider
+from .child import fake_provider_main
 
 FANOUT = "bench:fanout"
 FANOUT_STREAM = "bench:fanout-stream"
@@ -70,25 +68,8 @@ def respond(req: MessagesRequest) -> Reply | Endless:
     return _DONE
 
 
-async def serve(api_key: str) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with open_fake_provider(
-            port=0, api_key=api_key, demo=False, record_limit=100
-        ) as fake:
-            fake.when(respond)
-            print(fake.base_url, flush=True)
-            async for _ in signals:
-                break
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.subagents_fake", description=__doc__)
-    parser.add_argument("--api-key", required=True)
-    args = parser.parse_args()
-    from actors import tune_gc
-
-    tune_gc()
-    trio.run(serve, args.api_key)
+    fake_provider_main("python -m bench.subagents_fake", __doc__, respond, record_limit=100)
 
 
 if __name__ == "__main__":
