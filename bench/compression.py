@@ -82,7 +82,7 @@ from hermes.session import (
 from hermes.store import StoreClient, spawn_store
 from hermes.tools import default_registry
 
-from .stats import format_table, targets_met
+from .stats import figures_table, report, targets_met
 
 API_KEY = "bench-key"
 MODEL = "claude-bench"
@@ -486,13 +486,8 @@ def render(results: dict[str, Any]) -> str:
             "yes" if met["review_cancel_p99_ms"] else "NO",
         ),
     ]
-    table = format_table(("figure", "value", "measured", "target", "met"), rows)
-    if results["problems"]:
-        table += "\n\nPROBLEMS:\n" + "\n".join(f"- {p}" for p in results["problems"])
-    return table
+    return figures_table(rows, results["problems"])
 
 
 def main(json_output: bool, quick: bool, reps: int) -> int:
-    results = measure(Sizes.quick() if quick else Sizes(), reps)
-    print(json.dumps(results, indent=2, default=str) if json_output else render(results))
-    return 1 if results["problems"] else 0
+    return report(measure(Sizes.quick() if quick else Sizes(), reps), render, json_output)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import errno
 import gc
-import json
 import os
 import statistics
 import tempfile
@@ -73,7 +72,7 @@ from hermes.tools import ToolCall, ToolContext, ToolRegistry, default_registry
 
 from . import session_fake as script
 from .child import serving
-from .stats import format_table, targets_met
+from .stats import figures_table, report, targets_met
 
 API_KEY = "bench-key"
 MODEL = "claude-bench"
@@ -484,13 +483,8 @@ def render(results: dict[str, Any]) -> str:
             "-",
         ),
     ]
-    table = format_table(("figure", "value", "measured", "target", "met"), rows)
-    if results["problems"]:
-        table += "\n\nPROBLEMS:\n" + "\n".join(f"- {p}" for p in results["problems"])
-    return table
+    return figures_table(rows, results["problems"])
 
 
 def main(json_output: bool, quick: bool, reps: int) -> int:
-    results = measure(Sizes.quick() if quick else Sizes(), reps)
-    print(json.dumps(results, indent=2, default=str) if json_output else render(results))
-    return 1 if results["problems"] else 0
+    return report(measure(Sizes.quick() if quick else Sizes(), reps), render, json_output)

@@ -61,3 +61,22 @@ def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
+
+
+FIGURE_HEADERS = ("figure", "value", "measured", "target", "met")
+
+
+def figures_table(rows: Sequence[Sequence[object]], problems: Sequence[str]) -> str:
+    """The figures table of a benchmark, with the broken invariants listed under it."""
+    table = format_table(FIGURE_HEADERS, rows)
+    if problems:
+        table += "\n\nPROBLEMS:\n" + "\n".join(f"- {p}" for p in problems)
+    return table
+
+
+def report(results: dict[str, Any], render: Callable[[dict[str, Any]], str], as_json: bool) -> int:
+    """Print ``results`` (JSON, or ``render``ed); exit status 1 if an invariant broke."""
+    import json
+
+    print(json.dumps(results, indent=2, default=str) if as_json else render(results))
+    return 1 if results["problems"] else 0

@@ -28,7 +28,6 @@ command exit 1.
 from __future__ import annotations
 
 import gc
-import json
 import statistics
 import tempfile
 import time
@@ -60,7 +59,7 @@ from hermes.tools import default_registry
 from . import subagents_fake as script
 from .child import serving
 from .session import RecordingClient, children, percentiles
-from .stats import format_table, rss_bytes, targets_met
+from .stats import figures_table, report, rss_bytes, targets_met
 
 API_KEY = "bench-key"
 MODEL = "claude-bench"
@@ -336,13 +335,8 @@ def render(results: dict[str, Any]) -> str:
             "-",
         ),
     ]
-    table = format_table(("figure", "value", "measured", "target", "met"), rows)
-    if results["problems"]:
-        table += "\n\nPROBLEMS:\n" + "\n".join(f"- {p}" for p in results["problems"])
-    return table
+    return figures_table(rows, results["problems"])
 
 
 def main(json_output: bool, quick: bool, reps: int) -> int:
-    results = measure(Sizes.quick() if quick else Sizes(), reps)
-    print(json.dumps(results, indent=2, default=str) if json_output else render(results))
-    return 1 if results["problems"] else 0
+    return report(measure(Sizes.quick() if quick else Sizes(), reps), render, json_output)
