@@ -21,6 +21,7 @@ from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
 from .control import TurnControls
 from .conversation import Conversation, open_tool_uses
+from .deps import SessionDeps
 from .errors import (
     InvalidInput,
     NoTurnRunning,
@@ -49,7 +50,7 @@ from .messages import (
     StopSubagent,
 )
 from .prompt import PromptParts, build_system_prompt, find_context_file
-from .session import Cancelled, SessionActor, SessionDeps
+from .session import Cancelled, SessionActor
 from .turn import TurnActor, TurnEnd, TurnResult
 from .workers import ToolWorker
 

@@ -17,19 +17,24 @@ tools need. From then on the session:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from actors import ActorContext, ActorRef
+from actors import ActorContext, ActorExited, ActorRef, CallTimeout, MailboxFull
 from hermes.processes import ProcessService
 
 from .config import SessionConfig
+from .errors import InvalidInput, SessionError
 from .events import EventHub
+from .messages import Cancel, Interrupt
 
 if TYPE_CHECKING:
-    from .session import SessionDeps
+    from .deps import SessionDeps
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen(slots=True)
@@ -59,3 +64,65 @@ class ChildHost(Protocol):
     delegate, e.g. below the depth limit)."""
 
     async def start(self, ctx: ActorContext, owner: ChildOwner) -> HostedChildren | None: ...
+
+
+CHILDREN_TIMEOUT = 30.0
+"""Bound on a call to the children's supervisor (stopping every child included)."""
+
+
+class SubagentLink:
+    """A session's side of its children's supervisor: start, forward, stop (module docstring)."""
+
+    def __init__(self, host: ChildHost | None, session_id: str) -> None:
+        self.host = host
+        self.session_id = session_id
+        self.hosted: HostedChildren | None = None
+
+    async def start(self, ctx: ActorContext, owner: ChildOwner) -> Mapping[type[Any], object]:
+        """Start (or restart) the supervisor; the services its tools get (none without one)."""
+        if self.host is None:
+            return {}
+        self.hosted = await self.host.start(ctx, owner)
+        return self.hosted.services if self.hosted is not None else {}
+
+    def is_supervisor(self, actor: ActorRef) -> bool:
+        return self.hosted is not None and actor == self.hosted.ref
+
+    @property
+    def alive(self) -> bool:
+        return self.hosted is not None and self.hosted.ref.is_alive
+
+    def interrupt(self, reason: str) -> bool:
+        """Forward a soft interrupt to the running children; whether this session has any."""
+        if self.hosted is None:
+            return False
+        try:
+            self.hosted.ref.cast_nowait(Interrupt(reason))
+        except MailboxFull:
+            log.warning("session %s: subagent supervisor busy, interrupt lost", self.session_id)
+        return True
+
+    async def call(self, message: object) -> object:
+        """Forward a subagent verb and relay the answer."""
+        if self.hosted is None:
+            raise InvalidInput(f"session {self.session_id} has no subagents")
+        try:
+            return await self.hosted.ref.call(message, timeout=CHILDREN_TIMEOUT)
+        except (ActorExited, CallTimeout) as error:
+            raise SessionError(f"the subagent supervisor did not answer: {error}") from error
+
+    async def cancel_all(self, reason: str) -> None:
+        """Hard-stop every child (inline and background); returns when all are gone."""
+        if not self.alive:
+            return
+        assert self.hosted is not None
+        try:
+            await self.hosted.ref.call(Cancel(reason), timeout=CHILDREN_TIMEOUT)
+        except (ActorExited, CallTimeout) as error:
+            log.warning("session %s: stopping subagents failed: %s", self.session_id, error)
+
+    async def stop(self) -> None:
+        """Stop the supervisor; every child subtree is gone when this returns."""
+        if self.alive:
+            assert self.hosted is not None
+            await self.hosted.ref.stop()

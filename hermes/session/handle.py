@@ -15,6 +15,7 @@ from actors import ActorContext, ActorExited, ActorSystem
 from hermes.tools import ApprovalChoice
 
 from .config import BusyMode, SessionConfig
+from .deps import SessionDeps
 from .errors import SessionClosed
 from .events import EventHub, Subscriber
 from .messages import (
@@ -36,7 +37,7 @@ from .messages import (
     SteerSubagent,
     StopSubagent,
 )
-from .session import Cancelled, SessionActor, SessionDeps
+from .session import Cancelled, SessionActor
 from .turn import TurnResult
 
 DEFAULT_TIMEOUT = 10.0

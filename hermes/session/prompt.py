@@ -21,7 +21,11 @@ from pathlib import Path
 
 import attrs
 
+from hermes.memory import MemoryStore
 from hermes.model.types import TextBlock
+from hermes.tools import ToolRegistry
+
+from .config import SessionConfig
 
 DEFAULT_IDENTITY = (
     "You are Hermes, an AI agent running as a daemon on the user's workstation. "
@@ -114,3 +118,32 @@ def find_context_file(cwd: Path) -> tuple[Path, str] | None:
         if text is not None:
             return cwd / name, text
     return None
+
+
+def session_system_prompt(
+    config: SessionConfig, registry: ToolRegistry, memory: MemoryStore | None
+) -> tuple[TextBlock, ...]:
+    """A session's system prompt: its settings, its tools' guidance, the memory snapshot.
+
+    The snapshot is read here, so at session start and after each compaction,
+    never in between. Unattended sessions (subagents) get none: they never see
+    the memory files.
+    """
+    guidance = tuple(
+        f"Tool {tool.name}: {tool.description.splitlines()[0]}"
+        for tool in registry
+        if tool.description
+    )
+    snapshot = config.memory_snapshot
+    if memory is not None and not config.unattended:
+        snapshot = memory.snapshot()
+    return build_system_prompt(
+        PromptParts(
+            cwd=config.cwd,
+            today=datetime.date.today(),
+            tool_guidance=guidance,
+            caller_system=config.system,
+            memory_snapshot=snapshot,
+            load_context_files=config.load_context_files,
+        )
+    )

@@ -30,18 +30,14 @@ synthetic one, so the next request is valid.
 
 from __future__ import annotations
 
-import datetime
 import logging
-from collections.abc import Mapping
 
 import attrs
 import trio
 
 from actors import (
     Actor,
-    ActorExited,
     ActorRef,
-    CallTimeout,
     Down,
     Exit,
     ExitReason,
@@ -51,26 +47,25 @@ from actors import (
     Overflow,
     Reply,
 )
-from hermes.memory import LiveMemory, MemoryService, MemoryStore
-from hermes.model import Message, ModelClient, TextBlock, Usage
+from hermes.memory import LiveMemory, MemoryService
+from hermes.model import Message, TextBlock, Usage
 from hermes.processes import (
-    HandoffTarget,
     NoticeKind,
-    ProcessConfig,
     ProcessNotice,
     ProcessService,
     spawn_process_registry,
 )
-from hermes.store import SessionNotFound, StoreClient, StoreError
-from hermes.tools import ApprovalSession, ToolContext, ToolRegistry
+from hermes.store import SessionNotFound, StoreError
+from hermes.tools import ApprovalSession, ToolContext
 
 from . import events as ev
 from .approvals import ApprovalBroker
-from .children import ChildHost, ChildOwner, HostedChildren
+from .children import ChildOwner, SubagentLink
 from .config import BusyMode, SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation
+from .deps import SessionDeps
 from .errors import (
     InvalidInput,
     NoTurnRunning,
@@ -100,33 +95,11 @@ from .messages import (
     SteerSubagent,
     StopSubagent,
 )
-from .prompt import PromptParts, build_system_prompt
+from .prompt import session_system_prompt
 from .reviews import ReviewDue, ReviewHost
 from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
 
 log = logging.getLogger(__name__)
-
-
-@attrs.frozen(slots=True, kw_only=True)
-class SessionDeps:
-    """A session's collaborators (shared by many sessions)."""
-
-    store: StoreClient
-    client: ModelClient
-    registry: ToolRegistry
-    environ: Mapping[str, str] | None = None
-    """Environment the tools' children start from (default: the daemon's), minus secrets."""
-    allowlist: frozenset[str] = frozenset()
-    """Dangerous-command keys approved *always* (from the config)."""
-    processes: ProcessConfig = attrs.field(factory=ProcessConfig)
-    """Limits of each session's background-process registry."""
-    subagents: ChildHost | None = None
-    """Hosts this session's subagents (``hermes.subagents``); None: it cannot delegate."""
-    handoff: HandoffTarget | None = None
-    """A subagent's parent: where the ``process`` tool's ``handoff`` moves a process."""
-    memory: MemoryStore | None = None
-    """Long-term memory: its snapshot goes into the system prompt, the ``memory`` tool
-    writes it, the background reviewer drafts into it. None: no memory."""
 
 
 @attrs.frozen(slots=True)
@@ -152,9 +125,6 @@ _LIVE_VERBS = (Prompt, Steer, Redirect, Interrupt, Cancel, Compress, Close)
 """Verbs that stop a background review before anything else happens."""
 
 _START = StartTurn()
-
-CHILDREN_TIMEOUT = 30.0
-"""Bound on a call to the children's supervisor (stopping every child included)."""
 
 
 class SessionActor(Actor):
@@ -182,7 +152,6 @@ class SessionActor(Actor):
         self.usage = Usage()
         self._running: _Running | None = None
         self._closed = False
-        self.children: HostedChildren | None = None
         self.context_used = 0
         """Tokens of the context as of the latest reply (see ``TurnControls.context_used``)."""
 
@@ -212,6 +181,7 @@ class SessionActor(Actor):
         await self.conversation.close_open_uses("the session restarted while it was running")
         self.hub = self._given_hub or ev.EventHub(self.session_id)
         self.queue = InputQueue(self.config.queue_limit, self.hub, self.session_id)
+        self.subagents = SubagentLink(self.deps.subagents, self.session_id)
         self.approvals = ApprovalBroker(
             self.hub, self.config.approval_timeout, unattended=self.config.unattended
         )
@@ -256,9 +226,6 @@ class SessionActor(Actor):
 
     async def _start_children(self) -> None:
         """The subagents' supervisor, if this session hosts any; its services go to the tools."""
-        host = self.deps.subagents
-        if host is None:
-            return
         assert self.session_id is not None
         owner = ChildOwner(
             self.session_id,
@@ -268,10 +235,10 @@ class SessionActor(Actor):
             self._remaining_context,
             processes=self._current_processes,
         )
-        self.children = await host.start(self.ctx, owner)
-        if self.children is not None:
+        services = await self.subagents.start(self.ctx, owner)
+        if services:
             self.tools_ctx = attrs.evolve(
-                self.tools_ctx, services={**self.tools_ctx.services, **self.children.services}
+                self.tools_ctx, services={**self.tools_ctx.services, **services}
             )
 
     def _remaining_context(self) -> int:
@@ -356,32 +323,7 @@ class SessionActor(Actor):
                 )
 
     def _build_system_prompt(self) -> tuple[TextBlock, ...]:
-        config = self.config
-        guidance = tuple(
-            f"Tool {tool.name}: {tool.description.splitlines()[0]}"
-            for tool in self.deps.registry
-            if tool.description
-        )
-        return build_system_prompt(
-            PromptParts(
-                cwd=config.cwd,
-                today=datetime.date.today(),
-                tool_guidance=guidance,
-                caller_system=config.system,
-                memory_snapshot=self._memory_snapshot(),
-                load_context_files=config.load_context_files,
-            )
-        )
-
-    def _memory_snapshot(self) -> str | None:
-        """Read at session start and after each compaction, never in between.
-
-        Unattended sessions (subagents) get none: they never see the memory files.
-        """
-        memory = self.deps.memory
-        if memory is None or self.config.unattended:
-            return self.config.memory_snapshot
-        return memory.snapshot()
+        return session_system_prompt(self.config, self.deps.registry, self.deps.memory)
 
     async def on_stop(self, reason: ExitReason) -> None:
         # A turn left running (reported unkillable) must not write once the next
@@ -408,8 +350,7 @@ class SessionActor(Actor):
                 await self._start_review(message.turn)
             return None
         if isinstance(message, Exit):
-            children = self.children
-            if children is not None and message.actor == children.ref:
+            if self.subagents.is_supervisor(message.actor):
                 if not self._closed:
                     log.warning(
                         "session %s: subagent supervisor exited (%s); restarting it",
@@ -454,7 +395,7 @@ class SessionActor(Actor):
             self.approvals.respond(message.request_id, message.choice)
             return None
         if isinstance(message, ListSubagents | SteerSubagent | StopSubagent):
-            return await self._to_children(message)
+            return await self.subagents.call(message)
         if self._closed:
             raise SessionClosed(f"session {self.session_id} is closed")
         if isinstance(message, _LIVE_VERBS):
@@ -529,40 +470,12 @@ class SessionActor(Actor):
         return Accepted("redirected" if redirected else "steered", self.turn_number)
 
     def _interrupt(self, reason: str) -> Accepted:
-        children = self.children
-        if children is not None:
-            try:
-                children.ref.cast_nowait(Interrupt(reason))  # forwarded to running children
-            except MailboxFull:
-                log.warning(
-                    "session %s: subagent supervisor busy, interrupt not forwarded", self.session_id
-                )
-            if self._running is None:
-                return Accepted("interrupting_subagents", None)
+        if self.subagents.interrupt(reason) and self._running is None:
+            return Accepted("interrupting_subagents", None)
         running = self._require_turn("interrupt")
         running.controls.soft_interrupt(reason)
         self.approvals.deny_all()
         return Accepted("interrupting", self.turn_number)
-
-    async def _to_children(self, message: object) -> object:
-        """Forward a subagent verb to the children's supervisor; relay its answer."""
-        children = self.children
-        if children is None:
-            raise InvalidInput(f"session {self.session_id} has no subagents")
-        try:
-            return await children.ref.call(message, timeout=CHILDREN_TIMEOUT)
-        except (ActorExited, CallTimeout) as error:
-            raise SessionError(f"the subagent supervisor did not answer: {error}") from error
-
-    async def _stop_children(self, reason: str) -> None:
-        """Hard-stop every child (inline and background); returns when all are gone."""
-        children = self.children
-        if children is None or not children.ref.is_alive:
-            return
-        try:
-            await children.ref.call(Cancel(reason), timeout=CHILDREN_TIMEOUT)
-        except (ActorExited, CallTimeout) as error:
-            log.warning("session %s: stopping subagents failed: %s", self.session_id, error)
 
     async def _compress(self, focus: str | None) -> Accepted:
         if focus is not None:
@@ -719,14 +632,13 @@ class SessionActor(Actor):
 
     async def _cancel(self, reason: str) -> Cancelled:
         result = await self._stop_turn(reason)
-        await self._stop_children(reason)
+        await self.subagents.cancel_all(reason)
         return Cancelled(result, self.queue.drop_all(reason))
 
     async def _close(self, reason: str) -> Cancelled:
         cancelled = await self._cancel(f"the session was closed ({reason})")
         self._closed = True
-        if self.children is not None and self.children.ref.is_alive:
-            await self.children.ref.stop()  # every child subtree is gone first
+        await self.subagents.stop()  # every child subtree is gone first
         registry = self.processes.registry
         if isinstance(registry, ActorRef):
             await registry.stop()  # every process group it owns is killed and reaped first
