@@ -1,16 +1,8 @@
-"""Background memory review through a real session, the memory tool live in a session.
-
-The fake provider answers the main turns from its queue and the review's
-requests through rules keyed on the review prompt (``is_review``).
-"""
+"""When a session reviews itself, what the review sends and what it may write."""
 
 from __future__ import annotations
 
 import itertools
-import threading
-import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -22,130 +14,34 @@ from hermes.fake import (
     FakeProvider,
     MessagesRequest,
     Reply,
-    RequestRecord,
     ToolUse,
     Usage,
 )
-from hermes.fake.script import Scripted
-from hermes.memory import SAVED_NOTE, MemoryDraft, MemoryStore, MemoryTool
-from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
+from hermes.memory import SAVED_NOTE, MemoryStore
 from hermes.review import REVIEW_PROMPT, ReviewSettings
 from hermes.review.actor import DIGEST_SYSTEM
 from hermes.session import (
-    NoTurnRunning,
-    SessionClosed,
     SessionDeps,
-    SessionHandle,
-    Subscriber,
     TurnEnd,
 )
-from hermes.session.events import SessionEvent
 from hermes.session.messages import MachineInput
 from hermes.store import StoreClient
-from hermes.tools import ToolRegistry, default_registry
 
-from .conftest import KEY, MODEL, SessionFactory
-from .control_helpers import next_event, strict_fake, turn_completed
-from .helpers import body_texts, strip_cache, wire_result_text, wire_results
-
-REVIEW_MARK = "[Background memory review"
-REVIEWER = "claude-review"
-
-
-def is_review(req: MessagesRequest) -> bool:
-    return any(REVIEW_MARK in text for m in req.messages for text in body_texts(m))
-
-
-def record_is_review(record: RequestRecord) -> bool:
-    return any(REVIEW_MARK in text for m in record.body["messages"] for text in body_texts(m))
-
-
-def review_requests(fake: FakeProvider) -> list[RequestRecord]:
-    return [r for r in fake.message_requests if record_is_review(r)]
-
-
-def main_requests(fake: FakeProvider) -> list[RequestRecord]:
-    return [r for r in fake.message_requests if not record_is_review(r)]
-
-
-def add(content: str, target: str = "memory") -> ToolUse:
-    return ToolUse("memory", {"action": "add", "target": target, "content": content})
-
-
-def script_review(fake: FakeProvider, *steps: Scripted) -> None:
-    """The review's replies, one per review request, in order."""
-    for step in steps:
-        fake.when(step, predicate=is_review, times=1)
-
-
-NOTHING = Reply.of("Nothing to save.")
-SLOW = Endless(delta="thinking about it ", event_delay=0.01)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
-
-
-class GatedClient(ModelClient):
-    """A real client that can hold the requests ``held_if`` picks until ``gate`` is set."""
-
-    held_if: Callable[[ModelRequest], bool] | None = None
-    gate: trio.Event | None = None
-
-    async def complete(
-        self, request: ModelRequest, on_event: EventSink | None = None
-    ) -> ModelResponse:
-        if self.held_if is not None and self.gate is not None and self.held_if(request):
-            await self.gate.wait()
-        return await super().complete(request, on_event)
-
-
-@pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[GatedClient]:
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=30)
-    gated = GatedClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False)
-    async with gated:
-        yield gated
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "memories")
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    registry = default_registry()
-    registry.register(MemoryTool())
-    return registry
-
-
-@pytest.fixture
-def deps(deps: SessionDeps, memory: MemoryStore) -> SessionDeps:
-    return attrs.evolve(deps, memory=memory)
-
-
-@pytest.fixture
-def open_reviewing(open_session: SessionFactory) -> SessionFactory:
-    """A session reviewing after every turn (unless ``review=`` says otherwise)."""
-
-    async def start(session_id: str | None = None, **overrides: Any) -> SessionHandle:
-        settings = {"review": ReviewSettings(interval=1), "load_context_files": False}
-        return await open_session(session_id=session_id, **{**settings, **overrides})
-
-    return start
-
-
-async def review_done(sub: Subscriber, turn: int | None = None) -> Any:
-    where: Callable[[Any], bool] | None = None if turn is None else (lambda p: p.turn == turn)
-    return (await next_event(sub, "ReviewCompleted", where)).payload
-
-
-def file_bytes(path: Path) -> bytes | None:
-    return path.read_bytes() if path.exists() else None
-
+from ..conftest import MODEL, SessionFactory
+from ..control_helpers import next_event, turn_completed
+from ..helpers import body_texts, strip_cache, wire_result_text, wire_results
+from .conftest import (
+    NOTHING,
+    REVIEWER,
+    GatedClient,
+    add,
+    file_bytes,
+    is_review,
+    main_requests,
+    review_done,
+    review_requests,
+    script_review,
+)
 
 # -- 9. a review after the Nth turn --------------------------------------------------------
 
@@ -227,114 +123,6 @@ async def test_a_review_stages_replace_and_remove_as_proposals(
 
 
 # -- 10. a review is cancelled by any new input ------------------------------------------------
-
-
-async def _review_streaming(
-    session: SessionHandle, fake: FakeProvider, sub: Subscriber
-) -> RequestRecord:
-    """Run a turn whose review drafts an add, then streams forever; its streaming request."""
-    script_review(fake, Reply.of(add("Drafted, never saved.")), SLOW)
-    fake.when(NOTHING, predicate=is_review)  # any later review
-    fake.enqueue(Reply.of("Done."))
-    count = len(fake.requests)
-    await session.run("do the thing")
-    await next_event(sub, "ReviewStarted")
-    record = await fake.wait_for_requests(count + 3)  # the turn, the review's add, its stream
-    assert record_is_review(record) and record.body["messages"][-1]["role"] == "user"
-    while record.events_sent < 3:  # noqa: ASYNC110 - no event for stream progress
-        await trio.sleep(0.005)  # streaming: the draft holds an add
-    return record
-
-
-async def test_a_new_prompt_cancels_a_review_mid_stream_without_writes(
-    open_reviewing: SessionFactory, fake: FakeProvider, memory: MemoryStore
-) -> None:
-    session = await open_reviewing()
-    with trio.fail_after(10), session.subscribe() as sub:
-        streaming = await _review_streaming(session, fake, sub)
-        fake.enqueue(Reply.of("Next answer."))
-        asked = time.monotonic()
-        accepted = await session.prompt("next question")
-        done = await review_done(sub)
-        gone = time.monotonic()
-        disconnected = await streaming.wait_disconnect()
-        seen: list[SessionEvent] = []
-        await next_event(sub, "TurnCompleted", lambda p: p.turn == 2, seen=seen)
-        turn = seen[-1].payload
-        second = (await next_event(sub, "ReviewCompleted", seen=seen)).payload  # turn 2's own
-        state = await session.state()
-
-    assert accepted.how == "started" and accepted.turn == 2
-    assert done.outcome == "cancelled" and (done.added, done.staged) == (0, 0)
-    assert "new turn" in done.detail or "prompt" in done.detail
-    assert gone - asked < 1.0
-    assert disconnected - asked < 1.0
-    assert turn.reason == TurnEnd.COMPLETED.value and turn.text == "Next answer."
-    assert not memory.path("memory").exists() and memory.entries("memory") == []
-    assert (second.turn, second.outcome, second.added) == (2, "completed", 0)
-    # At most one in flight: turn 1's review ended before turn 2 started, and turn 2's
-    # review started after that turn ended.
-    order = [(e.type, e.payload.turn) for e in seen if e.type.startswith(("Review", "Turn"))]
-    assert order == [
-        ("TurnStarted", 2),
-        ("TurnCompleted", 2),
-        ("ReviewStarted", 2),
-        ("ReviewCompleted", 2),
-    ]
-    assert not state.reviewing
-    assert len(review_requests(fake)) == 3
-
-
-async def _verb(session: SessionHandle, verb: str, fake: FakeProvider) -> None:
-    if verb == "prompt":
-        fake.enqueue(Reply.of("ok"))
-        await session.prompt("again")
-    elif verb == "steer":
-        fake.enqueue(Reply.of("ok"))
-        await session.steer("a steer when idle starts a turn")
-    elif verb == "interrupt":
-        with pytest.raises(NoTurnRunning):
-            await session.interrupt()
-    elif verb == "cancel":
-        cancelled = await session.cancel()
-        assert cancelled.result is None
-    elif verb == "compress":
-        await session.compress()
-    elif verb == "close":
-        await session.close()
-    elif verb == "machine":
-        fake.enqueue(Reply.of("ok"))
-        await session.target.cast(MachineInput("process", "a process finished"))  # type: ignore[attr-defined]
-    else:
-        raise AssertionError(verb)
-
-
-@pytest.mark.parametrize(
-    "verb", ["prompt", "steer", "interrupt", "cancel", "compress", "close", "machine"]
-)
-async def test_every_verb_and_input_cancels_a_running_review(
-    open_reviewing: SessionFactory, fake: FakeProvider, memory: MemoryStore, verb: str
-) -> None:
-    session = await open_reviewing()
-    with trio.fail_after(10), session.subscribe() as sub:
-        streaming = await _review_streaming(session, fake, sub)
-        await _verb(session, verb, fake)
-        done = await review_done(sub)
-        await streaming.wait_disconnect()
-        if verb in ("prompt", "steer", "machine"):
-            assert (await turn_completed(sub, 2)).reason == TurnEnd.COMPLETED.value
-        if verb in ("prompt", "steer"):  # a person's turn: reviewed in its turn
-            assert (await review_done(sub, 2)).outcome == "completed"
-
-    assert done.outcome == "cancelled" and done.turn == 1
-    assert memory.entries("memory") == []
-    if verb == "close":
-        with pytest.raises(SessionClosed):
-            await session.state()
-    else:
-        assert not (await session.state()).reviewing
-    # Machine input and the control verbs start no review of their own.
-    assert len(review_requests(fake)) == (3 if verb in ("prompt", "steer") else 2)
 
 
 # -- 11. when no review runs; budgets ------------------------------------------------------
@@ -578,42 +366,3 @@ async def test_a_due_review_waits_for_the_session_to_stay_idle(
     assert waited >= 0.3  # the review of turn 2 began only after 0.3 s of quiet
     assert len(review_requests(fake)) == 2  # the add, then "Nothing to save."
     assert memory.entries("memory") == ["typed quickly"]
-
-
-async def test_a_review_cancelled_inside_its_memory_tool_call_writes_nothing(
-    open_reviewing: SessionFactory,
-    fake: FakeProvider,
-    memory: MemoryStore,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Fault injection: the draft's add (run in a worker thread by the tool) waits for us,
-    # so the new prompt arrives while the review is inside the tool call.
-    inside, release = threading.Event(), threading.Event()
-    original = MemoryDraft.add
-
-    def held_add(self: MemoryDraft, kind: Any, text: str) -> Any:
-        inside.set()
-        release.wait(5)
-        return original(self, kind, text)
-
-    monkeypatch.setattr(MemoryDraft, "add", held_add)
-    script_review(fake, Reply.of(add("written half-way")), NOTHING)
-    session = await open_reviewing()
-    with trio.fail_after(10), session.subscribe() as sub:
-        fake.enqueue(Reply.of("one"), Reply.of("two"))
-        await session.run("first")
-        await trio.to_thread.run_sync(inside.wait, 5)
-        async with trio.open_nursery() as nursery:
-
-            async def let_go() -> None:
-                await trio.sleep(0.05)  # the kill is waiting on the tool call by now
-                release.set()
-
-            nursery.start_soon(let_go)
-            result = await session.run("second")
-        done = await review_done(sub)
-
-    assert result.reason is TurnEnd.COMPLETED and result.text == "two"
-    assert done.outcome == "cancelled" and (done.added, done.staged) == (0, 0)
-    assert memory.entries("memory") == [] and memory.proposals() == []
-    assert not memory.path("memory").exists()  # not even an empty file was written
