@@ -62,7 +62,6 @@ from hermes.session import (
     Steer,
     SteerSubagent,
     StopSubagent,
-    TurnEnd,
 )
 from hermes.session import events as session_events
 from hermes.store import StoreError
@@ -92,6 +91,7 @@ from .results import (
 from .runner import ChildPlan, RunOutcome, SubagentRunner
 from .service import spawn_checks
 from .tasks import TaskSpec
+from .verdicts import liveness_verdict, task_verdict
 
 if TYPE_CHECKING:  # runtime.py imports this module
     from .runtime import SubagentRuntime
@@ -373,26 +373,9 @@ class SubagentSupervisor(Actor):
     def _status(self, child: _Child, outcome: RunOutcome | None) -> tuple[TaskStatus, str]:
         if child.verdict is not None:
             return child.verdict
-        if outcome is None or outcome.end is None:
-            detail = outcome.detail if outcome is not None else ""
-            if not detail and child.ref is not None and child.ref.exit_reason is not None:
-                detail = f"its runner exited: {child.ref.exit_reason.describe()}"
-            return TaskStatus.FAILED, detail or "the child ended before it ran"
-        end = outcome.end
-        if end is TurnEnd.COMPLETED:
-            if child.task.output_schema is not None and outcome.output_error is not None:
-                return (
-                    TaskStatus.FAILED,
-                    f"its output did not fit the schema: {outcome.output_error}",
-                )
-            if not outcome.text.strip():
-                return TaskStatus.FAILED, "it finished without a summary"
-            return TaskStatus.COMPLETED, ""
-        if end is TurnEnd.MAX_ITERATIONS:
-            return TaskStatus.TRUNCATED, outcome.detail
-        if end in (TurnEnd.INTERRUPTED, TurnEnd.CANCELLED, TurnEnd.ROLLED_BACK):
-            return TaskStatus.INTERRUPTED, outcome.detail
-        return TaskStatus.FAILED, outcome.detail or end.value
+        runner_exit = child.ref.exit_reason if child.ref is not None else None
+        has_schema = child.task.output_schema is not None
+        return task_verdict(outcome, has_schema=has_schema, runner_exit=runner_exit)
 
     async def _finish(self, child: _Child) -> None:
         """Record a task's end (once), free its slot, and complete its batch if it was last."""
@@ -511,33 +494,14 @@ class SubagentSupervisor(Actor):
         self._flush_deliveries()
         if self._admitted:
             await self._start_admitted()
-        config = self.config
         now = trio.current_time()
         doomed: list[_Child] = []
         for child in self._children.values():
             if child.state != "running" or child.verdict is not None:
                 continue
-            progress = child.progress
-            silent = now - progress.last_progress
-            limit = config.stale_in_tool if progress.in_tool else config.stale_between_tools
-            if silent > limit:
-                where = f"inside {progress.current_tool}" if progress.in_tool else "between tools"
-                child.verdict = (
-                    TaskStatus.STALLED,
-                    f"no progress for {silent:.1f}s {where} (limit {limit:g}s); "
-                    f"last activity: {progress.activity}",
-                )
-                doomed.append(child)
-            elif (
-                config.child_timeout is not None
-                and child.started_at is not None
-                and now - child.started_at > config.child_timeout
-            ):
-                child.verdict = (
-                    TaskStatus.TIMED_OUT,
-                    f"over its wall-clock cap of {config.child_timeout:g}s; "
-                    f"last activity: {progress.activity}",
-                )
+            verdict = liveness_verdict(child.progress, child.started_at, now, self.config)
+            if verdict is not None:
+                child.verdict = verdict
                 doomed.append(child)
         if doomed:
             await self._kill(doomed, "the subagent supervisor")

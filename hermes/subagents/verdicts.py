@@ -1,0 +1,63 @@
+"""How a child's task ended, and whether a running child is stale: pure decisions.
+
+The supervisor records the verdicts; deciding them needs no actor, so the
+rules live here, each a function of what the supervisor knows.
+"""
+
+from __future__ import annotations
+
+from actors import ExitReason
+from hermes.session import TurnEnd
+
+from .config import SubagentConfig
+from .progress import Progress
+from .results import TaskStatus
+from .runner import RunOutcome
+
+Verdict = tuple[TaskStatus, str]
+"""A task's status and a line saying why."""
+
+
+def task_verdict(
+    outcome: RunOutcome | None, *, has_schema: bool, runner_exit: ExitReason | None
+) -> Verdict:
+    """The status of a task whose runner reported ``outcome`` (None: it reported nothing)."""
+    if outcome is None or outcome.end is None:
+        detail = outcome.detail if outcome is not None else ""
+        if not detail and runner_exit is not None:
+            detail = f"its runner exited: {runner_exit.describe()}"
+        return TaskStatus.FAILED, detail or "the child ended before it ran"
+    end = outcome.end
+    if end is TurnEnd.COMPLETED:
+        if has_schema and outcome.output_error is not None:
+            return TaskStatus.FAILED, f"its output did not fit the schema: {outcome.output_error}"
+        if not outcome.text.strip():
+            return TaskStatus.FAILED, "it finished without a summary"
+        return TaskStatus.COMPLETED, ""
+    if end is TurnEnd.MAX_ITERATIONS:
+        return TaskStatus.TRUNCATED, outcome.detail
+    if end in (TurnEnd.INTERRUPTED, TurnEnd.CANCELLED, TurnEnd.ROLLED_BACK):
+        return TaskStatus.INTERRUPTED, outcome.detail
+    return TaskStatus.FAILED, outcome.detail or end.value
+
+
+def liveness_verdict(
+    progress: Progress, started_at: float | None, now: float, config: SubagentConfig
+) -> Verdict | None:
+    """Stalled (no progress for too long) or timed out (over its wall-clock cap), or None."""
+    silent = now - progress.last_progress
+    limit = config.stale_in_tool if progress.in_tool else config.stale_between_tools
+    if silent > limit:
+        where = f"inside {progress.current_tool}" if progress.in_tool else "between tools"
+        return (
+            TaskStatus.STALLED,
+            f"no progress for {silent:.1f}s {where} (limit {limit:g}s); "
+            f"last activity: {progress.activity}",
+        )
+    cap = config.child_timeout
+    if cap is not None and started_at is not None and now - started_at > cap:
+        return (
+            TaskStatus.TIMED_OUT,
+            f"over its wall-clock cap of {cap:g}s; last activity: {progress.activity}",
+        )
+    return None

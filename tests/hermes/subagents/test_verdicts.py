@@ -1,0 +1,52 @@
+"""The pure verdict rules: how a task ended, and when a running child is stale."""
+
+from __future__ import annotations
+
+import trio
+
+from actors import ExitReason
+from hermes.session import TurnEnd
+from hermes.subagents.config import SubagentConfig
+from hermes.subagents.progress import Progress
+from hermes.subagents.results import TaskStatus
+from hermes.subagents.runner import RunOutcome
+from hermes.subagents.verdicts import liveness_verdict, task_verdict
+
+
+def test_task_verdicts_follow_the_last_turn() -> None:
+    done = RunOutcome(TurnEnd.COMPLETED, text="all done")
+    assert task_verdict(done, has_schema=False, runner_exit=None) == (TaskStatus.COMPLETED, "")
+    empty = RunOutcome(TurnEnd.COMPLETED, text="  ")
+    assert task_verdict(empty, has_schema=False, runner_exit=None)[0] is TaskStatus.FAILED
+    bad = RunOutcome(TurnEnd.COMPLETED, text="x", output_error="missing 'name'")
+    assert task_verdict(bad, has_schema=True, runner_exit=None) == (
+        TaskStatus.FAILED,
+        "its output did not fit the schema: missing 'name'",
+    )
+    capped = RunOutcome(TurnEnd.MAX_ITERATIONS, detail="budget spent")
+    assert task_verdict(capped, has_schema=False, runner_exit=None) == (
+        TaskStatus.TRUNCATED,
+        "budget spent",
+    )
+    stopped = RunOutcome(TurnEnd.CANCELLED, detail="stopped")
+    assert task_verdict(stopped, has_schema=False, runner_exit=None)[0] is TaskStatus.INTERRUPTED
+    crashed = ExitReason.cancelled(by="/p", detail="killed")
+    status, why = task_verdict(None, has_schema=False, runner_exit=crashed)
+    assert status is TaskStatus.FAILED and why.startswith("its runner exited: ")
+
+
+async def test_liveness_verdicts_stalled_between_and_inside_tools_and_timed_out() -> None:
+    config = SubagentConfig(stale_between_tools=10.0, stale_in_tool=100.0, child_timeout=50.0)
+    progress = Progress()
+    now = trio.current_time()
+    progress.last_progress = now - 5.0
+    assert liveness_verdict(progress, now - 5.0, now, config) is None
+    progress.last_progress = now - 11.0
+    stalled = liveness_verdict(progress, now - 11.0, now, config)
+    assert stalled is not None and stalled[0] is TaskStatus.STALLED
+    assert "between tools (limit 10s)" in stalled[1]
+    progress.tools_running, progress.current_tool = 1, "terminal"
+    assert liveness_verdict(progress, now - 11.0, now, config) is None  # a tool may take 100 s
+    progress.last_progress = now - 1.0
+    late = liveness_verdict(progress, now - 51.0, now, config)
+    assert late is not None and late[0] is TaskStatus.TIMED_OUT and "cap of 50s" in late[1]
