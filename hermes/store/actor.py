@@ -32,6 +32,12 @@ settles a hundred transcripts and process rows) that is one commit instead of
 a hundred. Any other request flushes
 the pending group first, so requests are still served in arrival order.
 
+**Full-text index in batches.** A message write only queues its row for the
+index (schema version 6); the actor sends itself ``IndexPending`` (run in the
+worker thread) before every ``Search``, so a search sees every committed
+message, and once ``INDEX_BATCH`` messages were written since the last batch,
+so the queue stays short.
+
 Failures: every request is answered. A failure is sent back as a
 ``StoreError`` naming the operation (``reply.fail``) and the actor keeps
 serving; it never dies of a bad request or a failed write. When the error
@@ -47,6 +53,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +64,7 @@ from actors import Actor, ExitReason, MailboxConfig, MailboxFull, Overflow, Repl
 from .database import CLOSE_TIMEOUT, Database, runs_inline
 from .errors import InvalidRequest, StoreError, StoreTimeout, StoreUnavailable
 from .records import StoreConfig
-from .requests import Request
+from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request, Search
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,25 @@ class _Flush:
 
 
 _FLUSH = _Flush()
+
+
+class _Index:
+    """Index the queued messages (cast by the store to itself)."""
+
+    __slots__ = ()
+
+
+_INDEX = _Index()
+
+INDEX_BATCH = 256
+"""Messages written before the store indexes the queue in the background."""
+
+
+def _written(request: Request) -> int:
+    """How many messages ``request`` queues for the full-text index."""
+    if isinstance(request, AppendMessages | Compact):
+        return len(request.messages)
+    return 1 if isinstance(request, ReplaceLast) else 0
 
 
 class StoreActor(Actor):
@@ -87,6 +113,9 @@ class StoreActor(Actor):
         self._group: list[tuple[Request, Reply]] = []
         """Small writes waiting for the ``_Flush`` already in the mailbox."""
         self._flush_queued = False
+        self._unindexed = 0
+        """Messages written since the last ``IndexPending`` (an estimate: failures count)."""
+        self._index_queued = False
         self.reopened = 0
         """How many times a dropped connection was opened again."""
 
@@ -105,6 +134,11 @@ class StoreActor(Actor):
             self._flush_queued = False
             await self._flush()
             return None
+        if message is _INDEX:
+            self._index_queued = False
+            await self._flush()
+            await self._index()
+            return None
         try:
             reply = self.ctx.defer_reply()
         except RuntimeError:
@@ -121,6 +155,7 @@ class StoreActor(Actor):
             )
             return None
         self.ctx.beat(message.op)
+        self._count_written(message)
         if self._db is not None and runs_inline(message):
             if not self._group and self.ctx.mailbox_depth == 0:
                 await self._answer(message, reply)  # nothing to group with: commit it alone
@@ -133,8 +168,30 @@ class StoreActor(Actor):
                     await self._flush()  # no room for the marker: run the group now
             return None
         await self._flush()  # earlier writes first: requests are served in order
+        if isinstance(message, Search):
+            await self._index()
         await self._answer(message, reply)
         return None
+
+    def _count_written(self, request: Request) -> None:
+        self._unindexed += _written(request)
+        if self._unindexed >= INDEX_BATCH and not self._index_queued:
+            with suppress(MailboxFull):  # full: the next write tries again
+                self._index_queued = self.ctx.self.cast_nowait(_INDEX)
+
+    async def _index(self) -> None:
+        """Index the queued messages; a failure is logged (the next search retries)."""
+        self._unindexed = 0
+        db = self._db
+        if db is None:
+            return
+        try:
+            await db.run(IndexPending())
+        except StoreError as exc:
+            log.warning("store %s: indexing queued messages failed: %s", self.ctx.path, exc)
+        finally:
+            if db.broken is not None:
+                await self._drop(db)
 
     async def _flush(self) -> None:
         """Run the pending small writes as one transaction and answer each."""

@@ -63,7 +63,7 @@ from .errors import (
 )
 from .queries import Abort, run_request, run_requests_grouped
 from .records import StoreConfig
-from .requests import AppendMessages, Compact, ReplaceLast, Request
+from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request
 from .schema import configure, migrate
 
 log = logging.getLogger(__name__)
@@ -151,8 +151,8 @@ def _messages_of(request: Request) -> tuple[object, ...] | None:
 
 def runs_inline(request: Request) -> bool:
     """Whether ``request`` is a write small enough to run on the loop (see the module doc)."""
-    if not request.writes:
-        return False
+    if not request.writes or isinstance(request, IndexPending):
+        return False  # reads, and a batch of index work, run in the worker thread
     messages = _messages_of(request)
     if messages is None:
         return True  # sessions rows, usage, titles, truncation: small statements

@@ -37,6 +37,7 @@ from .requests import (
     EndSession,
     EndSessions,
     GetSession,
+    IndexPending,
     ListCompactions,
     ListDelegations,
     ListProcesses,
@@ -382,6 +383,21 @@ def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Trans
     return Transcript(info, tuple(messages), open_uses)
 
 
+def index_pending(conn: apsw.Connection, req: IndexPending, abort: Abort) -> int:
+    """Index every queued message in one batch (see version 6 in ``schema.py``)."""
+    last = conn.execute("SELECT max(id) FROM fts_pending").get
+    if last is None:
+        return 0
+    count = int(conn.execute("SELECT count(*) FROM fts_pending").get)
+    conn.execute(
+        "INSERT INTO messages_fts (rowid, text) SELECT m.id, m.text "
+        "FROM fts_pending AS p JOIN messages AS m ON m.id = p.id ORDER BY p.id"
+    )
+    abort.check(req.op)
+    conn.execute("DELETE FROM fts_pending")
+    return count
+
+
 def fts_query(text: str) -> str:
     """Plain words as an FTS5 query: each word quoted, all of them required."""
     words = text.split()
@@ -438,6 +454,7 @@ _HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
     LoadSession: load_session,
     ListSessions: list_sessions,
     Search: search,
+    IndexPending: index_pending,
     RecordProcessStart: process_queries.record_process_start,
     RecordProcessFinish: process_queries.record_process_finish,
     ClaimProcess: process_queries.claim_process,

@@ -73,6 +73,17 @@ class Truncate(Request):
 
 
 @attrs.frozen(slots=True)
+class IndexPending(Request):
+    """Add the messages waiting in ``fts_pending`` to the full-text index; returns how many.
+
+    The store sends it itself (before a search, and once enough rows wait);
+    it runs in the connection's worker thread, never on the loop.
+    """
+
+    op: ClassVar[str] = "index_pending"
+
+
+@attrs.frozen(slots=True)
 class Compact(Request):
     """Replace a session's whole transcript with a compacted one, keeping the old rows.
 

@@ -34,6 +34,15 @@ Version 5 adds context compaction (``compaction_queries.py``): a session's
 rows replaced by a compaction move, untouched, to an *archive* session
 (``sessions.archive_of`` names the live one), so nothing is lost and search
 still finds them; ``compactions`` records each one (archive, method, sizes).
+
+Version 6 defers the full-text index: a new or changed message only puts its
+row id in ``fts_pending`` (one small insert), and ``index_pending`` (in
+``queries.py``) indexes the queue in one batch: before every search, so a
+search sees every committed message, and in the background once enough rows
+wait (see ``actor.py``). Indexing a message with its own write cost about a
+sixth of each append (``python -m bench session``); a batch shares the
+index's per-transaction work. Deleting an indexed row still takes it out of
+the index at once; deleting a queued one just drops it from the queue.
 """
 
 from __future__ import annotations
@@ -184,12 +193,35 @@ CREATE TABLE compactions (
 CREATE INDEX compactions_by_session ON compactions (session_id, id);
 """
 
+_V6 = """
+CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_delete;
+DROP TRIGGER messages_fts_update;
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO fts_pending (id) VALUES (new.id);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text)
+        SELECT 'delete', old.id, old.text
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    DELETE FROM fts_pending WHERE id = old.id;
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text)
+        SELECT 'delete', old.id, old.text
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    INSERT OR IGNORE INTO fts_pending (id) VALUES (new.id);
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
     Migration(3, "background delegations (results delivered once)", _V3),
     Migration(4, "session events (replay across restarts)", _V4),
     Migration(5, "context compaction (archived rows, compaction records)", _V5),
+    Migration(6, "full-text index in batches (fts_pending queue)", _V6),
 )
 """Every schema change ever made, in order; append, never edit."""
 
