@@ -118,7 +118,7 @@ def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionReco
             "VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, seq, message.role, blob, searchable_text(message), now),
         )
-        record_tools(conn, session_id, seq, message)
+        record_tools(conn, op, session_id, seq, message)
     charge_usage(conn, session_id, req.usage, now, message_count=len(req.messages))
     conn.execute(
         "INSERT INTO compactions (session_id, archive_id, created_at, method, focus, "

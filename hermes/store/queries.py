@@ -254,7 +254,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
             abort.check(op)
         tail = validate_next(op, session_id, tail, message)
         encoded.append(encode_message(op, session_id, tail.next_seq - 1, message))
-    check_new_tool_uses(conn, op, session_id, messages, next_seq)
+    check_new_tool_uses(op, session_id, messages, next_seq)
     now = time.time()
     for offset, (message, blob) in enumerate(zip(messages, encoded, strict=True)):
         if offset % _CHECK_EVERY == 0:
@@ -265,7 +265,7 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
             "VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, seq, message.role, blob, searchable_text(message), now),
         )
-        record_tools(conn, session_id, seq, message)
+        record_tools(conn, op, session_id, seq, message)
     end = next_seq + len(messages)
     charge_usage(conn, session_id, req.usage, now, message_count=end)
     return AppendResult(session_id, next_seq, end)
@@ -304,14 +304,14 @@ def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> Appen
     )
     validate_next(op, session_id, _tail(conn, session_id, seq), req.message)
     blob = encode_message(op, session_id, seq, req.message)
-    check_new_tool_uses(conn, op, session_id, [req.message], seq)
+    check_new_tool_uses(op, session_id, [req.message], seq)
     now = time.time()
     conn.execute(
         "UPDATE messages SET content = ?, text = ?, created_at = ? "
         "WHERE session_id = ? AND seq = ?",
         (blob, searchable_text(req.message), now, session_id, seq),
     )
-    record_tools(conn, session_id, seq, req.message)
+    record_tools(conn, op, session_id, seq, req.message)
     charge_usage(conn, session_id, req.usage, now)
     return AppendResult(session_id, seq, seq + 1)
 

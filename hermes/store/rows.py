@@ -44,8 +44,10 @@ def encode_message(op: str, session_id: str, seq: int, message: Message) -> byte
 
 
 def check_new_tool_uses(
-    conn: apsw.Connection, op: str, session_id: str, messages: Sequence[Message], first_seq: int
+    op: str, session_id: str, messages: Sequence[Message], first_seq: int
 ) -> None:
+    """Refuse a tool_use id used twice among ``messages`` (``record_tools`` refuses one
+    that an earlier message of the session used: the primary key of ``tool_calls``)."""
     seen: dict[str, int] = {}
     for offset, message in enumerate(messages):
         for block in message.content:
@@ -58,30 +60,32 @@ def check_new_tool_uses(
                         session_id=session_id,
                     )
                 seen[block.id] = first_seq + offset
-    if not seen:
-        return
-    marks = ", ".join("?" * len(seen))
-    for tool_use_id, used_at in conn.execute(
-        f"SELECT tool_use_id, use_seq FROM tool_calls WHERE session_id = ? "
-        f"AND tool_use_id IN ({marks}) ORDER BY use_seq, block LIMIT 1",
-        (session_id, *seen),
-    ):
-        raise InvalidTranscript(
-            op,
-            f"message seq {seen[tool_use_id]}: tool_use id {tool_use_id!r} was already used "
-            f"at seq {used_at}",
-            session_id=session_id,
-        )
 
 
-def record_tools(conn: apsw.Connection, session_id: str, seq: int, message: Message) -> None:
+def record_tools(
+    conn: apsw.Connection, op: str, session_id: str, seq: int, message: Message
+) -> None:
+    """Index the message's tool uses and results; a tool_use id the session already
+    used is an ``InvalidTranscript`` (the request's transaction is then rolled back)."""
     for index, block in enumerate(message.content):
         if isinstance(block, ToolUseBlock):
-            conn.execute(
-                "INSERT INTO tool_calls (session_id, tool_use_id, name, use_seq, block) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (session_id, block.id, block.name, seq, index),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO tool_calls (session_id, tool_use_id, name, use_seq, block) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (session_id, block.id, block.name, seq, index),
+                )
+            except apsw.ConstraintError:
+                used_at = conn.execute(
+                    "SELECT use_seq FROM tool_calls WHERE session_id = ? AND tool_use_id = ?",
+                    (session_id, block.id),
+                ).get
+                raise InvalidTranscript(
+                    op,
+                    f"message seq {seq}: tool_use id {block.id!r} was already used "
+                    f"at seq {used_at}",
+                    session_id=session_id,
+                ) from None
         elif isinstance(block, ToolResultBlock):
             conn.execute(
                 "UPDATE tool_calls SET result_seq = ?, is_error = ? "
