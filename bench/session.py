@@ -158,7 +158,7 @@ async def open_bench(url: str, tmp: Path) -> AsyncIterator[Bench]:
     client = RecordingClient(api_key=API_KEY, base_url=url, trust_env=False, retry=RetryPolicy())
     async with open_system("bench-session", shutdown_timeout=30.0) as system, client:
         spawned = await spawn_store(system, tmp / "data", register=None)
-        store = CountingStore(spawned.target, timeout=spawned.timeout)
+        store = CountingStore(spawned.target, timeout=spawned.timeout, lane=spawned.lane)
         yield Bench(system, store, client, default_registry(), config)
 
 

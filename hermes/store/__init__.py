@@ -12,7 +12,7 @@ its only writer; everyone else talks to it through ``StoreClient``::
 See ``docs/store.md`` for the schema, durability and the concurrency model.
 """
 
-from .actor import StoreActor
+from .actor import StoreActor, StoreLane
 from .client import CallTarget, StoreClient, spawn_store
 from .errors import (
     CorruptRecord,
@@ -118,6 +118,7 @@ __all__ = [
     "StoreClient",
     "StoreConfig",
     "StoreError",
+    "StoreLane",
     "StoreTimeout",
     "StoreUnavailable",
     "Transcript",

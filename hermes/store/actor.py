@@ -32,6 +32,23 @@ settles a hundred transcripts and process rows) that is one commit instead of
 a hundred. Any other request flushes
 the pending group first, so requests are still served in arrival order.
 
+**The lane: small writes without the mailbox.** A mailbox round trip (the
+caller's wakeup, the actor's, the reply) costs about as much CPU as the
+small write it carries, and a session makes four per turn. So whoever spawns
+the store can hand a ``StoreLane`` to both the actor and its clients (as
+Erlang hands out an ETS table: shared access under the owner's rules, the
+owner keeping the table's life). Through it a client runs a small write
+(one that ``runs_inline``) synchronously in its own task, on the actor's
+inline connection, but only while the actor is idle with an empty mailbox,
+so requests stay in arrival order and never meet a worker-thread
+transaction; and not in a burst: after a lane write, other tasks' writes in
+the same scheduler pass (counted by a trio instrument, ``_PassCounter``) go
+through the mailbox, where a burst (a mass cancel settling a hundred
+transcripts at once) still commits as one group. What the actor
+would do after such a write (drop a broken connection, checkpoint, index) it
+is told to do by a message to itself. The actor attaches itself to the lane
+while its connection is open, so a restarted store is attached again.
+
 **Full-text index in batches.** A message write only queues its row for the
 index (schema version 6); the actor sends itself ``IndexPending`` (run in the
 worker thread) before every ``Search``, so a search sees every committed
@@ -57,6 +74,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import outcome
 import trio
 
 from actors import Actor, ExitReason, MailboxConfig, MailboxFull, Overflow, Reply
@@ -90,6 +108,47 @@ INDEX_BATCH = 256
 """Messages written before the store indexes the queue in the background."""
 
 
+class _Upkeep:
+    """Drop a broken connection or checkpoint the WAL after lane writes (cast to itself)."""
+
+    __slots__ = ()
+
+
+_UPKEEP = _Upkeep()
+
+
+class _PassCounter(trio.abc.Instrument):
+    """Counts the scheduler's passes (one I/O wait each): writes in one pass are a burst."""
+
+    def __init__(self) -> None:
+        self.passes = 0
+
+    def before_io_wait(self, timeout: float) -> None:
+        self.passes += 1
+
+
+class StoreLane:
+    """Small writes in the caller's own task while the store is idle (see the module doc).
+
+    Made by whoever spawns the store and given to the ``StoreActor`` and to its
+    ``StoreClient``s; the actor attaches itself while its connection is open.
+    """
+
+    __slots__ = ("_owner",)
+
+    def __init__(self) -> None:
+        self._owner: StoreActor | None = None
+
+    @property
+    def attached(self) -> bool:
+        return self._owner is not None
+
+    def run_now(self, request: Request) -> outcome.Outcome[Any] | None:
+        """The outcome of ``request`` run now, or None: send it to the mailbox instead."""
+        owner = self._owner
+        return None if owner is None else owner.run_now(request)
+
+
 def _written(request: Request) -> int:
     """How many messages ``request`` queues for the full-text index."""
     if isinstance(request, AppendMessages | Compact):
@@ -104,9 +163,20 @@ class StoreActor(Actor):
     shutdown_budget = 5.0
 
     def __init__(
-        self, directory: str | os.PathLike[str], config: StoreConfig | None = None
+        self,
+        directory: str | os.PathLike[str],
+        config: StoreConfig | None = None,
+        lane: StoreLane | None = None,
     ) -> None:
         self.config = config or StoreConfig()
+        self.lane = lane
+        self._serving = True
+        """Inside ``receive`` (or not started, or stopping): the lane must not write."""
+        self._passes = _PassCounter()
+        self._lane_pass = -1
+        self._lane_task: trio.lowlevel.Task | None = None
+        """The scheduler pass of the last lane write, and its writer."""
+        self._upkeep_queued = False
         self.directory = Path(directory)
         self.path = self.directory / self.config.filename
         self._db: Database | None = None
@@ -121,6 +191,10 @@ class StoreActor(Actor):
 
     async def on_start(self) -> None:
         self._db = await self._open("open")
+        self._serving = False
+        if self.lane is not None:
+            trio.lowlevel.add_instrument(self._passes)
+            self.lane._owner = self
 
     async def _open(self, op: str) -> Database:
         try:
@@ -130,6 +204,49 @@ class StoreActor(Actor):
         return await Database.open(self.path, self.config, op)
 
     async def receive(self, message: Any) -> Any:
+        self._serving = True
+        try:
+            return await self._receive(message)
+        finally:
+            self._serving = False
+
+    def run_now(self, request: Request) -> outcome.Outcome[Any] | None:
+        """Run a small write in the caller's task, or None if that would break the
+        store's rules (see "The lane" in the module doc)."""
+        db = self._db
+        if (
+            self._serving
+            or db is None
+            or db.broken is not None
+            or self._group
+            or self.ctx.mailbox_depth
+            or not runs_inline(request)
+        ):
+            return None
+        task = trio.lowlevel.current_task()
+        if self._passes.passes == self._lane_pass and task is not self._lane_task:
+            return None  # another writer in this pass: a burst, which the mailbox groups
+        self._lane_pass, self._lane_task = self._passes.passes, task
+        self._serving = True
+        try:
+            self._count_written(request)
+            try:
+                return outcome.Value(db.run_inline(request))
+            except StoreError as exc:
+                return outcome.Error(exc)
+            except Exception as exc:
+                return outcome.Error(self._unexpected(request, exc))
+        finally:
+            self._serving = False
+            if (db.broken is not None or db.checkpoint_due) and not self._upkeep_queued:
+                with suppress(MailboxFull):  # full: the next request does it anyway
+                    self._upkeep_queued = self.ctx.self.cast_nowait(_UPKEEP)
+
+    async def _receive(self, message: Any) -> Any:
+        if message is _UPKEEP:
+            self._upkeep_queued = False
+            await self._upkeep()
+            return None
         if message is _FLUSH:
             self._flush_queued = False
             await self._flush()
@@ -220,12 +337,26 @@ class StoreActor(Actor):
         except StoreError as exc:
             reply.fail(exc)
         except Exception as exc:
-            log.exception("store %s: unexpected failure in %s", self.ctx.path, request.op)
-            error = StoreError(request.op, f"unexpected {type(exc).__name__}: {exc}")
-            error.__cause__ = exc
-            reply.fail(error)
+            reply.fail(self._unexpected(request, exc))
         else:
             reply.send(result)
+
+    def _unexpected(self, request: Request, exc: Exception) -> StoreError:
+        """A bug, not a database error: logged with its traceback, reported as a StoreError."""
+        log.exception("store %s: unexpected failure in %s", self.ctx.path, request.op)
+        error = StoreError(request.op, f"unexpected {type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        return error
+
+    async def _upkeep(self) -> None:
+        """What a lane write left to do: drop a broken connection, or checkpoint."""
+        db = self._db
+        if db is None:
+            return
+        if db.broken is not None:
+            await self._drop(db)
+        else:
+            await db.checkpoint_if_due()
 
     async def _serve(self, request: Request, reply: Reply) -> Any:
         if not request.writes and reply.caller_gave_up:
@@ -261,6 +392,11 @@ class StoreActor(Actor):
                 log.warning("store %s: closing %s failed: %s", self.ctx.path, db.path, exc)
 
     async def on_stop(self, reason: ExitReason) -> None:
+        self._serving = True
+        if self.lane is not None and self.lane._owner is self:
+            self.lane._owner = None
+            with suppress(KeyError):
+                trio.lowlevel.remove_instrument(self._passes)
         await self._flush()  # writes already accepted are committed and answered
         db, self._db = self._db, None
         if db is not None:

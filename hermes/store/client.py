@@ -19,7 +19,7 @@ import trio
 from actors import ActorContext, ActorExited, ActorSystem, CallTimeout, MailboxFull, StartFailed
 from hermes.model.types import Message, Usage
 
-from .actor import StoreActor
+from .actor import StoreActor, StoreLane
 from .errors import StoreError, StoreTimeout, StoreUnavailable
 from .records import (
     AppendResult,
@@ -77,14 +77,27 @@ class StoreClient:
     it landed), or ``load`` to see.
     """
 
-    def __init__(self, target: CallTarget, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        target: CallTarget,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        lane: StoreLane | None = None,
+    ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
         self.target = target
         self.timeout = float(timeout)
+        self.lane = lane
+        """The store's lane, if it has one: small writes skip the mailbox while it is idle."""
 
     async def request(self, request: Request, timeout: float | None = None) -> Any:
         """Send any store request and return its reply (``StoreError`` on failure)."""
+        if self.lane is not None and request.writes:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            done = self.lane.run_now(request)
+            if done is not None:
+                return done.unwrap()
         limit = self.timeout if timeout is None else timeout
         if not request.writes and hasattr(request, "deadline"):
             deadline = trio.current_time() + limit
@@ -380,16 +393,19 @@ async def spawn_store(
     register: str | None = "store",
     timeout: float = DEFAULT_TIMEOUT,
 ) -> StoreClient:
-    """Start a ``StoreActor`` under ``spawner`` and return a client for it.
+    """Start a ``StoreActor`` under ``spawner`` and return a client for it (the two
+    share a ``StoreLane``: see ``actor.py``).
 
     A database that cannot be opened raises its ``StoreUnavailable`` (naming
     the file and why), chained from the runtime's ``StartFailed``.
     """
     try:
-        ref = await spawner.spawn(StoreActor(directory, config), name=name, register=register)
+        lane = StoreLane()
+        actor = StoreActor(directory, config, lane)
+        ref = await spawner.spawn(actor, name=name, register=register)
     except StartFailed as exc:
         error = exc.reason.error
         if isinstance(error, StoreError):
             raise error from exc
         raise StoreUnavailable("open", f"the store did not start: {exc.reason.describe()}") from exc
-    return StoreClient(ref, timeout=timeout)
+    return StoreClient(ref, timeout=timeout, lane=lane)

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -269,30 +271,48 @@ class Database:
 
     async def run(self, request: Request) -> Any:
         """Run one request in its own transaction (committed when this returns)."""
-        op = request.op
-        session_id = getattr(request, "session_id", None)
-        if self.broken is not None:
-            raise StoreUnavailable(op, self.broken, session_id=session_id)
+        if runs_inline(request):
+            result = self.run_inline(request)
+            await self.checkpoint_if_due()
+            return result
+        self._check_usable(request)
         abort = Abort()
+        with self._errors(request):
+            try:
+                return await self._aconn.async_run(
+                    _run_checked,
+                    cast(apsw.Connection, self._aconn),
+                    str(self.path),
+                    self._files,
+                    request,
+                    abort,
+                )
+            except trio.Cancelled:
+                abort.set()  # stop the Python side too, between statements
+                raise
+
+    def run_inline(self, request: Request) -> Any:
+        """Run a small write (one that ``runs_inline``) now, on the loop, committed when
+        this returns; call ``checkpoint_if_due`` afterwards."""
+        self._check_usable(request)
+        with self._errors(request):
+            return _run_checked(self._writer, str(self.path), self._files, request, Abort())
+
+    @property
+    def checkpoint_due(self) -> bool:
+        """The inline writes grew the WAL past ``CHECKPOINT_PAGES``."""
+        return self._checkpoint_due
+
+    def _check_usable(self, request: Request) -> None:
+        if self.broken is not None:
+            raise _unavailable(request, self.broken)
+
+    @contextmanager
+    def _errors(self, request: Request) -> Iterator[None]:
+        """Report a failure as a ``StoreError``; mark the connection broken if it is."""
+        op, session_id = request.op, getattr(request, "session_id", None)
         try:
-            if runs_inline(request):
-                result = _run_checked(self._writer, str(self.path), self._files, request, abort)
-                if self._checkpoint_due:
-                    self._checkpoint_due = False
-                    with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
-                        await self._aconn.async_run(_checkpoint, cast(apsw.Connection, self._aconn))
-                return result
-            return await self._aconn.async_run(
-                _run_checked,
-                cast(apsw.Connection, self._aconn),
-                str(self.path),
-                self._files,
-                request,
-                abort,
-            )
-        except trio.Cancelled:
-            abort.set()  # stop the Python side too, between statements
-            raise
+            yield
         except _Moved as exc:
             self._moved = True
             self.broken = exc.detail

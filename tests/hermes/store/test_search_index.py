@@ -82,16 +82,15 @@ async def test_the_queue_is_indexed_in_the_background(store: StoreClient, peek: 
     with trio.fail_after(20):
         info = await store.create_session(model="m")
         for i in range(INDEX_BATCH // 2):
-            await store.append(
-                info.id, [Message.user(f"question {i}"), reply(f"answer kiwi {i}")]
-            )
+            await store.append(info.id, [Message.user(f"question {i}"), reply(f"answer kiwi {i}")])
         # The batch ran when the INDEX_BATCH-th message was written, without a search.
         await store.get_session(info.id)  # a request behind the batch: it has run by now
         assert queued(peek) == 0
         assert indexed(peek, "kiwi") == INDEX_BATCH // 2
 
 
-async def test_a_version_5_database_keeps_its_index(system: ActorSystem, store_dir: Path) -> None:
+def version_5_database(store_dir: Path) -> None:
+    """A store file as version 5 left it: one message, indexed by its insert trigger."""
     store_dir.mkdir(parents=True)
     conn = apsw.Connection(str(store_dir / "hermes.db"))
     conn.pragma("journal_mode", "wal")
@@ -105,6 +104,10 @@ async def test_a_version_5_database_keeps_its_index(system: ActorSystem, store_d
         "VALUES ('old', 0, 'user', x'90', 'walrus from before', 1)"
     )
     conn.close()
+
+
+async def test_a_version_5_database_keeps_its_index(system: ActorSystem, store_dir: Path) -> None:
+    version_5_database(store_dir)
     store = await spawn_store(system, store_dir, register=None)
     with trio.fail_after(10):
         # Indexed by version 1's trigger: found, and its deletion reaches the index.
