@@ -177,7 +177,8 @@ class ActorContext:
         """Remove a monitor; with ``flush``, also drop its ``Down`` if already queued."""
         mref.target._cell.remove_monitor(mref)
         if flush:
-            self._cell.mailbox.remove_system(lambda m: getattr(m, "monitor", None) is mref)
+            # A monitor delivers at most one Down: stop at the first match.
+            self._cell.mailbox.remove_first_system(lambda m: getattr(m, "monitor", None) is mref)
 
     def link(self, target: ActorRef) -> None:
         """Link both ways: an abnormal exit of either stops the other (or is trapped)."""

@@ -147,6 +147,23 @@ class Mailbox:
         self.wake_receiver()
         return True
 
+    def remove_first_system(self, predicate: Callable[[Any], bool]) -> bool:
+        """Remove the first queued system message matching ``predicate``; whether one was.
+
+        For a notice known to be queued at most once (a monitor's ``Down``). Notices
+        are usually flushed in about the order they were queued, so the scan stops
+        near the front: a supervisor demonitoring 100 exited children with 200
+        notices queued rebuilt the lane 100 times before (~3 ms of a mass cancel).
+        """
+        system = self._system
+        if not system:
+            return False
+        for index, message in enumerate(system):
+            if predicate(message):
+                del system[index]
+                return True
+        return False
+
     def remove_system(self, predicate: Callable[[Any], bool]) -> int:
         """Remove queued system messages matching ``predicate``; returns how many."""
         if not self._system:

@@ -538,8 +538,7 @@ class ProcessWatcher(WatcherBase):
         stdin, self._stdin = self._stdin, None
         self.state.stdin_open = False
         if stdin is not None:
-            with trio.move_on_after(1.0, shield=True):
-                await stdin.aclose()
+            await _close_pipe(stdin)
 
     # -- stop ------------------------------------------------------------------------------
 
@@ -584,8 +583,21 @@ class ProcessWatcher(WatcherBase):
         await self._close_stdin()
         stdout, self._stdout = self._stdout, None
         if stdout is not None:
-            with trio.move_on_after(1.0, shield=True):
-                await stdout.aclose()
+            await _close_pipe(stdout)
+
+
+async def _close_pipe(stream: trio.abc.AsyncResource) -> None:
+    """Close a pipe end; an fd stream at once, anything else shielded and bounded.
+
+    ``FdStream.aclose`` is ``close()`` plus a checkpoint, so awaiting it costs each
+    watcher two more loop passes during a mass cancel (100 of them in the subagents
+    benchmark's cancel); closing an fd never blocks.
+    """
+    if isinstance(stream, trio.lowlevel.FdStream):
+        stream.close()
+        return
+    with trio.move_on_after(1.0, shield=True):
+        await stream.aclose()
 
 
 def _handoff_error(process_id: str, error: Exception) -> ProcessError:

@@ -596,3 +596,13 @@ async def test_an_actor_sees_how_many_messages_wait_behind_the_one_in_hand(
         gate.set()
         await done.wait()
     assert seen == [3, 2, 1, 0]
+
+
+def test_remove_first_system_removes_only_the_first_match_in_order() -> None:
+    mailbox = Mailbox("/m", MailboxConfig(10, Overflow.FAIL), Drops())
+    assert not mailbox.remove_first_system(lambda m: True)  # no system lane yet
+    for item in ("a", "b", "a", "c"):
+        mailbox.put_system(item)
+    assert mailbox.remove_first_system(lambda m: m == "a")
+    assert not mailbox.remove_first_system(lambda m: m == "z")
+    assert [mailbox.get_nowait() for _ in range(3)] == ["b", "a", "c"]

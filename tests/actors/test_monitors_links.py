@@ -47,6 +47,13 @@ class Peer(Actor):
                 self.ctx.link(target)
             case ("unlink", target):
                 self.ctx.unlink(target)
+            case ("monitor-two-flush-second", first, second):
+                # Both Downs are queued (we are busy); flushing one keeps the other.
+                m1, m2 = self.ctx.monitor(first), self.ctx.monitor(second)
+                await first.stop()
+                await second.stop()
+                self.ctx.demonitor(m2, flush=True)
+                return m1
             case ("monitor-stop-demonitor", target, flush):
                 # The Down is queued (we are busy) before demonitor runs.
                 mref = self.ctx.monitor(target)
@@ -139,6 +146,14 @@ async def test_demonitor_flush_drops_an_already_queued_down(
     else:
         # Without flush the Down queued before demonitor is still delivered.
         assert notices == [Down(mref, target, target.exit_reason)]
+
+
+async def test_demonitor_flush_drops_only_its_own_down(system: ActorSystem) -> None:
+    watcher = await system.spawn(Peer(), name="watcher")
+    first = await system.spawn(Peer(), name="first")
+    second = await system.spawn(Peer(), name="second")
+    kept = await watcher.call(("monitor-two-flush-second", first, second))
+    assert await watcher.call("notices") == [Down(kept, first, first.exit_reason)]
 
 
 async def test_each_of_several_monitors_gets_one_down(
