@@ -4,9 +4,11 @@
     |-- events          EventWriter: drains the EventLog into the store, batch by batch
     `-- sup             ...
 
-Every session hub the manager makes is observed by ``EventLog.add``
-(synchronous, never blocks the session: a bounded buffer; beyond it events
-are counted as dropped and only the in-memory ring has them). The first event
+Every session hub the manager makes hands its events, already packed (the
+ring's ``Held`` tuples, see ``hub.py``), to ``EventLog.add`` (synchronous,
+never blocks the session: a bounded buffer of plain tuples, which the cyclic
+collector does not track; beyond it events are counted as dropped and only
+the in-memory ring has them). The first event
 after a flush casts one ``_Flush`` to the writer (never more than one
 queued, so the writer stays idle in its mailbox loop between flushes and a
 graceful stop is served at once); it waits ``FLUSH_DELAY`` to gather more
@@ -27,11 +29,10 @@ import attrs
 import trio
 
 from actors import Actor, ActorRef, ExitReason, MailboxFull
-from hermes import codec
-from hermes.session import SessionEvent
-from hermes.session.events import EventsLost
 from hermes.store import StoreClient, StoreError
 from hermes.store.event_queries import AppendEvents, StoredEvent
+
+from .hub import Held
 
 log = logging.getLogger("hermes.daemon.events")
 
@@ -50,7 +51,7 @@ class EventLog:
     def __init__(self, keep: int, capacity: int = BUFFER) -> None:
         self.keep = keep
         self.capacity = capacity
-        self.pending: deque[tuple[SessionEvent, float]] = deque()
+        self.pending: deque[tuple[str, Held, float]] = deque()
         self.dropped = 0
         self.written = 0
         self.writer: ActorRef | None = None
@@ -60,29 +61,25 @@ class EventLog:
     def enabled(self) -> bool:
         return self.keep > 0
 
-    def add(self, event: SessionEvent) -> None:
-        if not self.enabled or isinstance(event.payload, EventsLost):
+    def add(self, session: str, held: Held) -> None:
+        """Queue one packed event of ``session`` (a hub's sink)."""
+        if not self.enabled:
             return
         if len(self.pending) >= self.capacity:
             self.dropped += 1
             return
-        self.pending.append((event, time.time()))
+        self.pending.append((session, held, time.time()))
         if not self.flush_queued and self.writer is not None:
             with contextlib.suppress(MailboxFull):  # full: the next event tries again
                 self.flush_queued = self.writer.cast_nowait(_Flush())
 
     def batch(self) -> list[StoredEvent]:
-        """Up to a batch's worth of pending events, packed (unpackable ones skipped)."""
+        """Up to a batch's worth of pending events."""
         out: list[StoredEvent] = []
         size = 0
         while self.pending and len(out) < BATCH_EVENTS and size < BATCH_BYTES:
-            event, at = self.pending.popleft()
-            try:
-                payload = codec.pack(event.payload)
-            except codec.CodecError as exc:
-                log.warning("event %s of %s not stored: %s", event.type, event.session, exc)
-                continue
-            out.append(StoredEvent(event.session, event.seq, event.type, at, payload))
+            session, (seq, kind, payload), at = self.pending.popleft()
+            out.append(StoredEvent(session, seq, kind, at, payload))
             size += len(payload) + 64
         return out
 

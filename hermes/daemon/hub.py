@@ -6,7 +6,14 @@ session restarts. ``publish`` is synchronous and never blocks: the ring is a
 bounded deque (oldest events fall off).
 
 The ring is the fast path; older events come from the database (the
-manager's ``EventLog`` writes every event in batches). A hub made after a
+manager's ``EventLog`` writes every event in batches). The ring holds each
+event packed once, as a plain ``(seq, type, msgpack bytes)`` tuple (``Held``),
+and hands the same tuple to the ``EventLog``: tuples of atomic values are
+untracked by the cyclic collector, whereas the 2,000 events a session keeps
+as attrs objects (``SessionEvent`` and its payload, 200,000 of them with 100
+busy sessions) lived ~100 s and were traversed by every young and gen1
+collection on their way to the old generation (``bench gateway``: 15k of the
+~100k objects in a young collection of 60-90 ms). A hub made after a
 daemon restart continues the numbering from the last stored seq (``base``),
 so ``since`` keeps its meaning; events the killed daemon never stored are
 gone, and their seqs are given to new events (a client from the old
@@ -15,15 +22,26 @@ gone, and their seqs are given to new events (a client from the old
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
 
+from hermes import codec
 from hermes.session import EventHub, SessionEvent, Subscriber
-from hermes.session.events import ApprovalRequested, ApprovalResolved
+from hermes.session.events import ApprovalRequested, ApprovalResolved, EventsLost
+
+log = logging.getLogger("hermes.daemon.hub")
+
+Held = tuple[int, str, bytes]
+"""An event as the ring keeps it: ``(seq, payload class name, msgpack of the payload)``."""
+RingItem = Held | SessionEvent
+"""A ``Held`` event, or (rarely) the event itself when its payload cannot be packed."""
+Sink = Callable[[str, Held], None]
+"""Takes every packed event (the ``EventLog``): ``sink(session_id, held)``."""
 
 RESOLVED_KEPT = 256
 """Answered approval requests remembered per session (for a clear error to late answers)."""
@@ -38,19 +56,34 @@ class SessionEnded:
 
 @attrs.frozen(slots=True)
 class Replay:
-    events: tuple[SessionEvent, ...]
+    events: tuple[RingItem, ...]
     missed: int
     """Events after ``since`` that are no longer in the ring (gone before replay)."""
 
 
+def item_seq(item: RingItem) -> int:
+    return item.seq if isinstance(item, SessionEvent) else item[0]
+
+
+def hold(event: SessionEvent) -> Held | None:
+    """``event`` packed for the ring and the database; ``None`` if it cannot be packed."""
+    try:
+        return (event.seq, event.type, codec.pack(event.payload))
+    except codec.CodecError as exc:
+        log.warning("event %s of %s not packed: %s", event.type, event.session, exc)
+        return None
+
+
 class RecordingHub(EventHub):
-    def __init__(self, session_id: str, ring: int, base: int = 0) -> None:
+    def __init__(self, session_id: str, ring: int, base: int = 0, sink: Sink | None = None) -> None:
         super().__init__(session_id)
+        self.sink = sink
+        """Called with each packed event (the manager's ``EventLog``); ``None``: no one."""
         self.seq = base
         self.base = base
         """The last seq stored in the database when this hub was made (numbering goes on
         from there, so a ``since`` stays meaningful across daemon restarts)."""
-        self.ring: deque[SessionEvent] = deque(maxlen=ring) if ring > 0 else deque(maxlen=0)
+        self.ring: deque[RingItem] = deque(maxlen=max(ring, 0))
         self.resolved: OrderedDict[int, str] = OrderedDict()
         """Approval request id -> the choice that settled it (the first answer)."""
 
@@ -62,20 +95,32 @@ class RecordingHub(EventHub):
         elif isinstance(payload, ApprovalRequested):
             self.resolved.pop(payload.request_id, None)  # ids restart with a new incarnation
         event = super().publish(payload)
-        self.ring.append(event)
+        if self.ring.maxlen or self.sink is not None:
+            self._record(event)
         return event
+
+    def _record(self, event: SessionEvent) -> None:
+        held = hold(event)
+        if held is None:
+            if self.ring.maxlen:
+                self.ring.append(event)  # live replay still has it; the database will not
+            return
+        if self.ring.maxlen:
+            self.ring.append(held)
+        if self.sink is not None and not isinstance(event.payload, EventsLost):
+            self.sink(self.session_id, held)
 
     def replay(self, since: int) -> Replay:
         """Events with ``seq > since`` still held (synchronous: no event can slip between)."""
-        events = tuple(e for e in self.ring if e.seq > since)
-        first = events[0].seq if events else self.seq + 1
+        events = tuple(e for e in self.ring if item_seq(e) > since)
+        first = item_seq(events[0]) if events else self.seq + 1
         missed = max(0, first - since - 1)
         return Replay(events, missed)
 
     @property
     def first_held(self) -> int:
         """The oldest seq the ring still holds (``seq + 1`` when it holds none)."""
-        return self.ring[0].seq if self.ring else self.seq + 1
+        return item_seq(self.ring[0]) if self.ring else self.seq + 1
 
     @contextmanager
     def subscribe_since(

@@ -265,8 +265,9 @@ class SessionsManager(Actor):
     ) -> _Live:
         if hub is None:
             ring = self.settings.config.get("gateway", "replay_events")
-            hub = RecordingHub(session_id, ring, await self._last_stored(session_id))
-            hub.observe(self.event_log.add)
+            base = await self._last_stored(session_id)
+            sink = self.event_log.add if self.event_log.enabled else None
+            hub = RecordingHub(session_id, ring, base, sink)
         name = f"session-{session_id}"
         child = await self.sup.start_child(None, config, self._deps(), session_id, hub, name=name)
         assert child is not None

@@ -44,7 +44,11 @@ class FakeServer(Actor):
     """Serves the fake provider in its ``receive`` until stopped; answers the base URL."""
 
     def __init__(self, event_delay: float = 0.0) -> None:
-        self.provider = FakeProvider(record_limit=100, demo_event_delay=event_delay)
+        # No request records: nothing in the daemon reads them, and each one holds its
+        # request's parsed JSON body (the whole conversation: hundreds of dicts and lists
+        # in a long session). With 100 kept, at ~50 requests/s (bench gateway) those bodies
+        # stayed alive ~2 s past their exchange and were traversed by young collections.
+        self.provider = FakeProvider(record_limit=0, demo_event_delay=event_delay)
 
     async def receive(self, message: object) -> None:
         if isinstance(message, _Serve):

@@ -35,7 +35,7 @@ from hermes.daemon.errors import RequestError
 
 from . import protocol
 from .methods import Methods, error_code
-from .replay import from_store
+from .replay import from_store, ring_frame
 from .wire_http import RequestHead, error_response, json_body, response_bytes
 
 log = logging.getLogger("hermes.gateway.http")
@@ -268,8 +268,8 @@ async def _sse(
             await stream.send_all(_sse_frame(notice))
         for frame in stored:
             await stream.send_all(_sse_frame(frame))
-        for event in replay.events:
-            await stream.send_all(_sse_frame(protocol.event_frame(event, entry.path)))
+        for item in replay.events:
+            await stream.send_all(_sse_frame(ring_frame(item, entry)))
         while True:
             with trio.move_on_after(KEEPALIVE):
                 event = await sub.receive.receive()

@@ -45,13 +45,13 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 def event_type(payload: object) -> str:
     """``TextDelta`` -> ``text.delta``; ``EventsLost`` -> ``events.dropped``."""
-    if isinstance(payload, EventsLost):
-        return "events.dropped"
     return type_name(type(payload).__name__)
 
 
 def type_name(class_name: str) -> str:
     """A payload class's name as an event type: ``TextDelta`` -> ``text.delta``."""
+    if class_name == EventsLost.__name__:
+        return "events.dropped"
     return _CAMEL.sub(".", class_name).lower()
 
 

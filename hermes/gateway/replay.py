@@ -5,6 +5,7 @@ and the live subscription in one synchronous step; the events between
 ``since`` and the ring's oldest are then read from the ``events`` table
 (written in batches by the manager's ``EventLog``) and sent before the
 ring's. Whatever is in neither is reported as missed (``events.dropped``).
+Both keep events packed (msgpack of the plain payload); a frame unpacks it.
 """
 
 from __future__ import annotations
@@ -14,24 +15,38 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from hermes.daemon.hub import Replay
+from hermes.daemon.hub import Replay, RingItem
 from hermes.daemon.manager import Entry
+from hermes.session import SessionEvent
 from hermes.store import StoreClient, StoreError
 from hermes.store.event_queries import MAX_READ, ReadEvents, StoredEvent
 
-from .protocol import type_name
+from .protocol import event_frame, type_name
 
 log = logging.getLogger("hermes.gateway.replay")
 
 
-def stored_frame(event: StoredEvent, path: str) -> dict[str, Any]:
+def packed_frame(session: str, path: str, seq: int, kind: str, payload: bytes) -> dict[str, Any]:
+    """The frame of an event kept packed (``kind``: the payload's class name)."""
     return {
-        "type": type_name(event.type),
-        "session": event.session_id,
+        "type": type_name(kind),
+        "session": session,
         "path": path,
-        "seq": event.seq,
-        "payload": msgpack.unpackb(event.payload, raw=False, strict_map_key=False),
+        "seq": seq,
+        "payload": msgpack.unpackb(payload, raw=False, strict_map_key=False),
     }
+
+
+def stored_frame(event: StoredEvent, path: str) -> dict[str, Any]:
+    return packed_frame(event.session_id, path, event.seq, event.type, event.payload)
+
+
+def ring_frame(item: RingItem, entry: Entry) -> dict[str, Any]:
+    """The frame of an event replayed from the session's ring."""
+    if isinstance(item, SessionEvent):
+        return event_frame(item, entry.path)
+    seq, kind, payload = item
+    return packed_frame(entry.session_id, entry.path, seq, kind, payload)
 
 
 async def from_store(

@@ -35,7 +35,7 @@ from . import protocol
 from .coalesce import next_events
 from .http_api import serve_http
 from .methods import Methods, Services, error_code
-from .replay import from_store
+from .replay import from_store, ring_frame
 from .wire_http import (
     HEAD_TIMEOUT,
     BadRequest,
@@ -433,8 +433,8 @@ class WsClient:
                     )
                 for frame in stored:
                     await self._send(frame)
-                for event in replay.events:
-                    await self._send(protocol.event_frame(event, entry.path))
+                for item in replay.events:
+                    await self._send(ring_frame(item, entry))
                 while True:
                     try:
                         events = await next_events(sub.receive)
