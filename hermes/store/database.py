@@ -67,6 +67,7 @@ from .queries import Abort, run_request, run_requests_grouped
 from .records import StoreConfig
 from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request
 from .schema import configure, migrate
+from .tails import TailCache
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,12 @@ def _setup(conn: apsw.Connection, path: str, config: StoreConfig) -> _Files:
 
 
 def _run_checked(
-    conn: apsw.Connection, path: str, files: _Files, request: Request, abort: Abort
+    conn: apsw.Connection,
+    path: str,
+    files: _Files,
+    request: Request,
+    abort: Abort,
+    tails: TailCache | None = None,
 ) -> Any:
     """In the worker: refuse to use a file that is no longer the one at ``path``."""
     session_id = getattr(request, "session_id", None)
@@ -119,7 +125,7 @@ def _run_checked(
         what = "deleted" if current is None else "replaced"
         detail = f"the database file {path} was {what} after it was opened"
         raise _Moved(request.op, detail, session_id=session_id)
-    return run_request(conn, request, abort)
+    return run_request(conn, request, abort, tails)
 
 
 def _block_chars(block: ContentBlock) -> int:
@@ -208,6 +214,8 @@ class Database:
         self._files = files
         self._moved = False
         self._checkpoint_due = False
+        self._tails = TailCache()
+        """The inline connection's appends (only it uses them: one thread, the loop's)."""
         self.broken: str | None = None
         writer.set_wal_hook(self._wal_hook)  # replaces SQLite's auto-checkpoint on this one
 
@@ -276,6 +284,8 @@ class Database:
             await self.checkpoint_if_due()
             return result
         self._check_usable(request)
+        if request.writes:  # the worker's write may change what the inline appends knew
+            self._tails.forget(getattr(request, "session_id", None))
         abort = Abort()
         with self._errors(request):
             try:
@@ -296,7 +306,9 @@ class Database:
         this returns; call ``checkpoint_if_due`` afterwards."""
         self._check_usable(request)
         with self._errors(request):
-            return _run_checked(self._writer, str(self.path), self._files, request, Abort())
+            return _run_checked(
+                self._writer, str(self.path), self._files, request, Abort(), self._tails
+            )
 
     @property
     def checkpoint_due(self) -> bool:
@@ -343,7 +355,7 @@ class Database:
             if current != self._files.db:
                 what = "deleted" if current is None else "replaced"
                 raise _Moved("write", f"the database file {path} was {what} after it was opened")
-            outcomes = run_requests_grouped(self._writer, requests, _is_fatal)
+            outcomes = run_requests_grouped(self._writer, requests, _is_fatal, self._tails)
         except _Moved as exc:
             self._moved = True
             self.broken = exc.detail

@@ -17,7 +17,7 @@ from typing import Any, cast
 import apsw
 
 from hermes.codec import CodecError, unpack_blocks
-from hermes.model.types import Message, Role
+from hermes.model.types import Message, Role, Usage
 
 from . import compaction_queries, delegation_queries, event_queries, process_queries
 from .errors import (
@@ -77,6 +77,7 @@ from .session_queries import (
     session_row,
     set_title,
 )
+from .tails import TailCache
 from .validate import Tail, searchable_text
 
 # -- transactions ----------------------------------------------------------------------
@@ -106,8 +107,16 @@ class Abort:
             raise RequestAborted(op, "the store stopped waiting for this request")
 
 
-def run_request(conn: apsw.Connection, request: Request, abort: Abort | None = None) -> Any:
-    """Run ``request`` in its own transaction, committed before this returns."""
+def run_request(
+    conn: apsw.Connection,
+    request: Request,
+    abort: Abort | None = None,
+    tails: TailCache | None = None,
+) -> Any:
+    """Run ``request`` in its own transaction, committed before this returns.
+
+    ``tails``: the connection's ``TailCache``, kept in step with its writes.
+    """
     handler = _HANDLERS.get(type(request))
     if handler is None:
         raise InvalidRequest(request.op, f"no handler for {type(request).__name__}")
@@ -119,21 +128,44 @@ def run_request(conn: apsw.Connection, request: Request, abort: Abort | None = N
         conn.execute("ROLLBACK")
     conn.execute("BEGIN IMMEDIATE" if request.writes else "BEGIN")
     try:
-        result = handler(conn, request, abort)
+        result = _handle(conn, request, abort, tails, handler)
         abort.check(request.op)
         conn.execute("COMMIT")
     except BaseException as exc:
+        if tails is not None:
+            tails.clear()
         if not conn.get_autocommit():
             try:
                 conn.execute("ROLLBACK")
             except apsw.Error as rollback_error:
                 exc.add_note(f"rollback failed too: {rollback_error}")
         raise
+    if tails is not None:
+        tails.commit()
     return result
 
 
+def _handle(
+    conn: apsw.Connection,
+    request: Request,
+    abort: Abort,
+    tails: TailCache | None,
+    handler: Callable[[apsw.Connection, Any, Abort], Any],
+) -> Any:
+    """Run the handler; an append may use ``tails``, any other write invalidates it."""
+    if tails is not None:
+        if isinstance(request, AppendMessages):
+            return append_messages(conn, request, abort, tails)
+        if request.writes:
+            tails.forget(getattr(request, "session_id", None))
+    return handler(conn, request, abort)
+
+
 def run_requests_grouped(
-    conn: apsw.Connection, requests: Sequence[Request], is_fatal: Callable[[BaseException], bool]
+    conn: apsw.Connection,
+    requests: Sequence[Request],
+    is_fatal: Callable[[BaseException], bool],
+    tails: TailCache | None = None,
 ) -> list[tuple[bool, Any]]:
     """Run small writes in one transaction, each in its own savepoint: one commit for all.
 
@@ -155,8 +187,10 @@ def run_requests_grouped(
                 continue
             conn.execute("SAVEPOINT request")
             try:
-                result = handler(conn, request, Abort())
+                result = _handle(conn, request, Abort(), tails, handler)
             except Exception as exc:
+                if tails is not None:
+                    tails.clear()  # what the group staged so far is not trusted either
                 if is_fatal(exc):
                     raise
                 conn.execute("ROLLBACK TO request")
@@ -167,12 +201,16 @@ def run_requests_grouped(
                 out.append((True, result))
         conn.execute("COMMIT")
     except BaseException as exc:
+        if tails is not None:
+            tails.clear()
         if not conn.get_autocommit():
             try:
                 conn.execute("ROLLBACK")
             except apsw.Error as rollback_error:
                 exc.add_note(f"rollback failed too: {rollback_error}")
         raise
+    if tails is not None:
+        tails.commit()
     return out
 
 
@@ -220,34 +258,32 @@ def _stored_rows(
 # -- writes ----------------------------------------------------------------------------
 
 
-def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) -> AppendResult:
+def append_messages(
+    conn: apsw.Connection, req: AppendMessages, abort: Abort, tails: TailCache | None = None
+) -> AppendResult:
     op, session_id = req.op, req.session_id
-    info = open_session_row(conn, op, session_id)
     messages = tuple(req.messages)
     if not messages:
         raise InvalidRequest(op, "no messages to append", session_id=session_id)
     check_messages(op, session_id, messages)
     check_usage(op, req.usage, session_id)
-    next_seq = info.message_count
-    expected = req.expected_seq
-    if expected is not None and expected != next_seq:
-        if 0 <= expected < next_seq:
-            stored = _stored_rows(conn, session_id, expected, len(messages))
-            wanted = [
-                (m.role, encode_message(op, session_id, expected + i, m))
-                for i, m in enumerate(messages)
-            ]
-            if stored == wanted:
-                return AppendResult(session_id, expected, expected + len(messages), replayed=True)
-        raise SeqConflict(
-            op,
-            f"expected to append at seq {expected} but the transcript ends at seq {next_seq} "
-            f"({next_seq} messages)",
-            session_id=session_id,
-            expected=expected,
-            actual=next_seq,
-        )
-    tail = _tail(conn, session_id, next_seq)
+    now = time.time()
+    known = tails.lookup(session_id) if tails is not None else None
+    if known is not None and req.expected_seq in (None, known.next_seq):
+        end = known.next_seq + len(messages)
+        claimed = _claim(conn, session_id, known.next_seq, end, req.usage, now)
+    else:
+        claimed = False
+    if claimed:
+        assert known is not None
+        next_seq, tail = known.next_seq, known
+    else:
+        info = open_session_row(conn, op, session_id)
+        next_seq = info.message_count
+        expected = req.expected_seq
+        if expected is not None and expected != next_seq:
+            return _replayed_or_conflict(conn, req, messages, next_seq)
+        tail = _tail(conn, session_id, next_seq)
     encoded: list[bytes] = []
     for index, message in enumerate(messages):
         if index % _CHECK_EVERY == 0:
@@ -255,7 +291,6 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
         tail = validate_next(op, session_id, tail, message)
         encoded.append(encode_message(op, session_id, tail.next_seq - 1, message))
     check_new_tool_uses(op, session_id, messages, next_seq)
-    now = time.time()
     for offset, (message, blob) in enumerate(zip(messages, encoded, strict=True)):
         if offset % _CHECK_EVERY == 0:
             abort.check(op)
@@ -267,8 +302,61 @@ def append_messages(conn: apsw.Connection, req: AppendMessages, abort: Abort) ->
         )
         record_tools(conn, op, session_id, seq, message)
     end = next_seq + len(messages)
-    charge_usage(conn, session_id, req.usage, now, message_count=end)
+    if not claimed:
+        charge_usage(conn, session_id, req.usage, now, message_count=end)
+    if tails is not None:
+        tails.stage(session_id, tail)
     return AppendResult(session_id, next_seq, end)
+
+
+def _claim(
+    conn: apsw.Connection, session_id: str, length: int, end: int, usage: Usage | None, now: float
+) -> bool:
+    """Extend an open session from ``length`` to ``end`` messages (and charge ``usage``),
+    only if its row still has ``length``: the check that a ``TailCache`` entry is current."""
+    u = usage or Usage()
+    conn.execute(
+        "UPDATE sessions SET updated_at = ?, message_count = ?, "
+        "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+        "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
+        "cache_read_input_tokens = cache_read_input_tokens + ? "
+        "WHERE id = ? AND message_count = ? AND ended_at IS NULL",
+        (
+            now,
+            end,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+            session_id,
+            length,
+        ),
+    )
+    return conn.changes() == 1
+
+
+def _replayed_or_conflict(
+    conn: apsw.Connection, req: AppendMessages, messages: tuple[Message, ...], next_seq: int
+) -> AppendResult:
+    """An append at the wrong seq: acknowledged if the same messages are stored there."""
+    op, session_id, expected = req.op, req.session_id, req.expected_seq
+    assert expected is not None
+    if 0 <= expected < next_seq:
+        stored = _stored_rows(conn, session_id, expected, len(messages))
+        wanted = [
+            (m.role, encode_message(op, session_id, expected + i, m))
+            for i, m in enumerate(messages)
+        ]
+        if stored == wanted:
+            return AppendResult(session_id, expected, expected + len(messages), replayed=True)
+    raise SeqConflict(
+        op,
+        f"expected to append at seq {expected} but the transcript ends at seq {next_seq} "
+        f"({next_seq} messages)",
+        session_id=session_id,
+        expected=expected,
+        actual=next_seq,
+    )
 
 
 def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
