@@ -5,7 +5,7 @@
     `-- sup             ...
 
 Every session hub the manager makes hands its events, already packed (the
-ring's ``Held`` tuples, see ``hub.py``), to ``EventLog.add`` (synchronous,
+ring's ``Held`` bytes, see ``hub.py``), to ``EventLog.add`` (synchronous,
 never blocks the session: a bounded buffer of plain tuples, which the cyclic
 collector does not track; beyond it events are counted as dropped and only
 the in-memory ring has them). The first event
@@ -32,7 +32,7 @@ from actors import Actor, ActorRef, ExitReason, MailboxFull
 from hermes.store import StoreClient, StoreError
 from hermes.store.event_queries import AppendEvents, StoredEvent
 
-from .hub import Held
+from .hub import Held, unhold
 
 log = logging.getLogger("hermes.daemon.events")
 
@@ -78,7 +78,8 @@ class EventLog:
         out: list[StoredEvent] = []
         size = 0
         while self.pending and len(out) < BATCH_EVENTS and size < BATCH_BYTES:
-            session, (seq, kind, payload), at = self.pending.popleft()
+            session, held, at = self.pending.popleft()
+            seq, kind, payload = unhold(held)
             out.append(StoredEvent(session, seq, kind, at, payload))
             size += len(payload) + 64
         return out

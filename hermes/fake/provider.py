@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -283,7 +283,8 @@ class FakeProvider:
             record.responder = "bad json"
             await conn.send_error(record, 400, f"Invalid JSON in request body: {exc}")
             return
-        record.body = body
+        if self.requests.maxlen != 0:
+            record.body = body  # for whoever reads the records; see ``_plan`` otherwise
         problem = validate_messages_body(body, count_tokens=route == "count_tokens")
         if problem is not None:
             record.responder = "invalid"
@@ -300,28 +301,40 @@ class FakeProvider:
                 record, 200, _json_headers(record), wire.dumps({"input_tokens": tokens})
             )
             return
-        await self._messages(conn, record, MessagesRequest(body, record))
+        plan = self._plan(record, MessagesRequest(body, record))
+        # The parsed body (the whole conversation: a dict and a list per message) is not
+        # needed once the reply is chosen, and a streamed reply lasts seconds. Held that
+        # long, 100 streaming sessions kept ~10k such containers alive in the daemon,
+        # each one traversed by every young collection (bench gateway, ws_cancel p99).
+        del body
+        await self._messages(conn, record, plan)
 
-    async def _messages(
-        self, conn: Connection, record: RequestRecord, req: MessagesRequest
-    ) -> None:
+    def _plan(self, record: RequestRecord, req: MessagesRequest) -> _Plan:
+        """Everything a reply needs from the request: the response, its source and rendering."""
         response, source = self.script.resolve(req)
         record.responder = _label(response, source)
-        if isinstance(response, ErrorReply):
-            await handlers.send_error_reply(conn, record, response)
-            return
-        if isinstance(response, Hang):
-            await handlers.hang(conn, record, response)
-            return
+        if isinstance(response, ErrorReply | Hang):
+            return _Plan(response, source, None, req.stream)
         ctx = Rendering(
             req.model,
             f"msg_fake_{record.seq:012d}",
             self._next_tool_id,
             self.cache.usage(req.body, record.raw_body),
         )
+        return _Plan(response, source, ctx, req.stream)
+
+    async def _messages(self, conn: Connection, record: RequestRecord, plan: _Plan) -> None:
+        response, source, ctx = plan.response, plan.source, plan.ctx
+        if isinstance(response, ErrorReply):
+            await handlers.send_error_reply(conn, record, response)
+            return
+        if isinstance(response, Hang):
+            await handlers.hang(conn, record, response)
+            return
+        assert ctx is not None
         if isinstance(response, Endless):
-            await handlers.send_endless(conn, record, response, ctx, req.stream)
-        elif req.stream:
+            await handlers.send_endless(conn, record, response, ctx, plan.stream)
+        elif plan.stream:
             blocks = None
             if source != "fallback" and render.cacheable(response):
                 blocks = self._block_events(response)
@@ -368,6 +381,15 @@ class FakeProvider:
                 await conn.send_error(record, 404, f"model: {found.group(1)}")
                 return
         await conn.send_full(record, 200, _json_headers(record), wire.dumps(body))
+
+
+class _Plan(NamedTuple):
+    """A request's reply, decided: what ``_messages`` sends (no reference to the body)."""
+
+    response: Response
+    source: str
+    ctx: Rendering | None
+    stream: bool
 
 
 def _json_headers(record: RequestRecord) -> list[tuple[bytes, bytes]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from hermes.daemon.hub import Replay, RingItem
+from hermes.daemon.hub import Replay, RingItem, unhold
 from hermes.daemon.manager import Entry
 from hermes.session import SessionEvent
 from hermes.store import StoreClient, StoreError
@@ -45,7 +45,7 @@ def ring_frame(item: RingItem, entry: Entry) -> dict[str, Any]:
     """The frame of an event replayed from the session's ring."""
     if isinstance(item, SessionEvent):
         return event_frame(item, entry.path)
-    seq, kind, payload = item
+    seq, kind, payload = unhold(item)
     return packed_frame(entry.session_id, entry.path, seq, kind, payload)
 
 

@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 import anthropic
 import httpx2
 import trio
+from anthropic.types import Message as WireMessage
+from anthropic.types import RawMessageStreamEvent
 
-from .convert import StreamAssembler, estimate_tokens, request_params
+from .convert import StreamAssembler, WireCache, estimate_tokens, request_body
 from .errors import FailureReason, ModelError, RecoveryHints, StreamProblem, classify
 from .policy import RetryPolicy, StalePolicy
 from .types import AttemptFailed, MessageComplete, ModelEvent, ModelRequest, ModelResponse
@@ -63,6 +65,7 @@ class ModelClient:
         self._sdk = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, http_client=self._http
         )
+        self._wire = WireCache()
 
     async def __aenter__(self) -> ModelClient:
         return self
@@ -144,14 +147,23 @@ class ModelClient:
         ``lenient``: unusable tool arguments are listed in the response rather than raised.
         """
         assembler = StreamAssembler(lenient_tool_input=lenient)
-        params = request_params(request, model)
+        body = request_body(request, model, self._wire)
         # The watchdog is re-armed at most every 5% of its window: moving a
         # deadline costs trio some work, and every event would otherwise pay it.
         rearm_after = stale_after * 0.05
         armed_at = trio.current_time()
         with trio.CancelScope(deadline=min(armed_at + stale_after, deadline)) as watchdog:
             try:
-                stream = await self._sdk.messages.create(**params, stream=True)
+                # The body goes as bytes: the SDK then sends it as is. Passed as params,
+                # it builds a deep copy of them (``copy_tree``) that lives as long as the
+                # stream; see ``WireCache`` for why that mattered.
+                stream = await self._sdk.post(
+                    "/v1/messages",
+                    cast_to=WireMessage,
+                    content=body,
+                    stream=True,
+                    stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+                )
                 problem: StreamProblem | None = None
                 async with stream:
                     async for raw in stream:

@@ -1,13 +1,16 @@
 """Conversion between our transcript types and the Messages API wire shapes.
 
-Requests go out as plain dicts (what the SDK's typed params are); stream events
-come in as the SDK's raw event objects and are turned into ours by
+Requests go out as the JSON body the SDK would send for the same params
+(``request_body``; ``request_params`` gives the params as plain dicts); stream
+events come in as the SDK's raw event objects and are turned into ours by
 ``StreamAssembler``. No other module touches SDK types.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .errors import FailureReason, StreamProblem
@@ -71,34 +74,23 @@ def _cacheable(block: ContentBlock) -> bool:
     return not isinstance(block, ThinkingBlock | RedactedThinkingBlock)
 
 
-def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
+def request_params(
+    request: ModelRequest, model: str, *, with_messages: bool = True
+) -> dict[str, Any]:
     """Keyword arguments for ``messages.create`` (without ``stream``).
 
     Cache breakpoints: every system block marked ``cache`` (the stable tiers),
     and the last cacheable block of the conversation when ``cache_conversation``,
     so that the prefix a session re-sends each turn is read from cache.
+    ``with_messages=False`` leaves ``messages`` out (``request_body`` encodes them).
     """
-    messages = []
-    last = len(request.messages) - 1
-    for i, message in enumerate(request.messages):
-        blocks = message.content
-        mark = -1
-        if request.cache_conversation and i == last:
-            for j in range(len(blocks) - 1, -1, -1):
-                if _cacheable(blocks[j]):
-                    mark = j
-                    break
-        messages.append(
-            {
-                "role": message.role,
-                "content": [block_to_wire(b, cache=(j == mark)) for j, b in enumerate(blocks)],
-            }
-        )
-    params: dict[str, Any] = {
-        "model": model,
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-    }
+    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
+    if with_messages:
+        mark = _conversation_mark(request)
+        last = len(request.messages) - 1
+        params["messages"] = [
+            _message_wire(m, mark if i == last else -1) for i, m in enumerate(request.messages)
+        ]
     if request.system:
         params["system"] = [block_to_wire(b) for b in request.system]
     if request.tools:
@@ -113,6 +105,110 @@ def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
     if request.stop_sequences:
         params["stop_sequences"] = list(request.stop_sequences)
     return params
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""Encodes as the SDK's own body encoder does (``anthropic._utils._json``): same bytes."""
+
+
+def _dumps(value: Any) -> bytes:
+    return _ENCODER.encode(value).encode()
+
+
+def _message_wire(message: Message, mark: int = -1) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": [block_to_wire(b, cache=(j == mark)) for j, b in enumerate(message.content)],
+    }
+
+
+class _Encoded(weakref.ref[Message]):
+    """A cache entry: a weak reference to the message, carrying its JSON."""
+
+    __slots__ = ("data", "key")
+
+    def __new__(
+        cls, message: Message, callback: Callable[[_Encoded], None], key: int, data: bytes
+    ) -> _Encoded:
+        return super().__new__(cls, message, callback)
+
+    def __init__(
+        self, message: Message, callback: Callable[[_Encoded], None], key: int, data: bytes
+    ) -> None:
+        self.key = key
+        self.data = data
+
+
+class WireCache:
+    """Each transcript message's JSON, encoded once and reused while the message lives.
+
+    A session re-sends its whole history with every request. Built as fresh
+    dicts per request (then copied again by the SDK), the history of 100
+    streaming sessions was ~8k short-lived containers per copy alive at any
+    moment, all traversed by every young collection of the daemon (pauses of
+    50-100 ms in bench gateway). Encoded bytes are not tracked by the collector
+    at all; an entry is one tracked object (the weak reference). Keyed by
+    identity (messages hold dicts, so they are not hashable); an entry goes
+    when its message is freed.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Encoded] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def message(self, message: Message) -> bytes:
+        """``message`` as API JSON (without cache breakpoints of its own)."""
+        key = id(message)
+        entry = self._entries.get(key)
+        if entry is not None and entry() is message:
+            return entry.data
+        data = _dumps(_message_wire(message))
+        self._entries[key] = _Encoded(message, self._forget, key, data)
+        return data
+
+    def _forget(self, entry: _Encoded) -> None:
+        if self._entries.get(entry.key) is entry:
+            del self._entries[entry.key]
+
+
+def _conversation_mark(request: ModelRequest) -> int:
+    """Index of the last message's block that gets the conversation breakpoint (-1: none)."""
+    if not request.cache_conversation or not request.messages:
+        return -1
+    blocks = request.messages[-1].content
+    for j in range(len(blocks) - 1, -1, -1):
+        if _cacheable(blocks[j]):
+            return j
+    return -1
+
+
+def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
+    """The streaming ``messages.create`` body for ``request``, byte for byte what the
+    SDK sends for ``request_params(request, model)`` plus ``stream=True``.
+
+    Messages come from ``cache``, except the last one when it carries the
+    conversation's cache breakpoint (it changes with every request anyway).
+    """
+    params = request_params(request, model, with_messages=False)
+    messages = request.messages
+    mark = _conversation_mark(request)
+    history = messages[:-1] if mark >= 0 else messages
+    encoded = [cache.message(m) for m in history]
+    if mark >= 0:
+        encoded.append(_dumps(_message_wire(messages[-1], mark)))
+    parts = [b'{"max_tokens":', _dumps(params.pop("max_tokens")), b',"messages":[']
+    parts.append(b",".join(encoded))
+    parts.append(b"]")
+    params["stream"] = True
+    # The SDK's key order (the order of ``messages.create``'s keyword arguments).
+    for key in ("model", "stop_sequences", "stream", "system", "thinking", "tool_choice", "tools"):
+        if key in params:
+            parts.append(b',"' + key.encode() + b'":')
+            parts.append(_dumps(params[key]))
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 def estimate_tokens(request: ModelRequest) -> int:

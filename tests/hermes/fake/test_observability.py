@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import time
 
 import anthropic
@@ -198,3 +200,29 @@ async def test_shutdown_ends_requests_in_flight() -> None:
             # the provider's scope is gone while the request was hanging
             assert record.outcome is Outcome.SERVER_SHUTDOWN
             assert provider.in_flight == 0
+
+
+def _parsed_bodies(model: str) -> int:
+    """Parsed request bodies for ``model`` alive in this process (dicts the collector sees)."""
+    return sum(1 for o in gc.get_objects() if type(o) is dict and o.get("model") == model)
+
+
+@pytest.mark.parametrize(("record_limit", "held"), [(0, 0), (None, 1)])
+async def test_a_streamed_reply_holds_the_parsed_body_only_if_records_are_kept(
+    record_limit: int | None, held: int
+) -> None:
+    model = "claude-body-marker"
+    async with open_fake_provider(record_limit=record_limit, demo_event_delay=0.05) as fake:
+        body = json.dumps(
+            {"model": model, "max_tokens": 64, "stream": True, "messages": user("tell me")}
+        ).encode()
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream(fake.host, fake.port)
+            async with stream:
+                await stream.send_all(
+                    b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n" % len(body) + body
+                )
+                assert b"200" in await stream.receive_some(65536)  # the reply is streaming
+                assert fake.in_flight == 1
+                assert _parsed_bodies(model) == held

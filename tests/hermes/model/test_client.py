@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -9,6 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import attrs
+import httpx2
 import pytest
 import trio
 
@@ -43,9 +47,12 @@ from hermes.model import (
     TextBlock,
     TextDelta,
     ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     ToolUseComplete,
 )
+from hermes.model.convert import WireCache, request_body, request_params
 
 KEY = "test-key"
 FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01, deadline=10)
@@ -365,3 +372,68 @@ def test_no_leaked_sockets_or_resource_warnings(tmp_path: Path) -> None:
     assert out.stdout.strip() == "done"
     assert "ResourceWarning" not in out.stderr
     assert "unclosed" not in out.stderr
+
+
+def _rich_request(*history: Message) -> ModelRequest:
+    return ModelRequest(
+        model="claude-test",
+        system=(TextBlock("stable tier", cache=True), TextBlock("today is Sunday")),
+        messages=(
+            Message.user('héllo ✓ "quoted"'),
+            Message(
+                "assistant",
+                (TextBlock("on it"), ToolUseBlock("toolu_1", "terminal", {"command": "ls -l"})),
+            ),
+            Message("user", (ToolResultBlock("toolu_1", "a\nb", is_error=True),)),
+            *history,
+        ),
+        tools=(ToolSpec("terminal", "run a command", {"type": "object", "required": ["x"]}),),
+        thinking_budget=1024,
+        stop_sequences=("STOP",),
+        tool_choice="auto",
+        max_tokens=2048,
+    )
+
+
+async def test_the_request_body_is_byte_for_byte_what_the_sdk_sends_for_the_params(
+    fake: FakeProvider,
+) -> None:
+    request = _rich_request(Message.user("and now?"))
+    fake.enqueue(Reply.of("one"), Reply.of("two"))
+    with trio.fail_after(10):
+        async with client_for(fake) as client:
+            await client.complete(request)
+        sdk = anthropic.AsyncAnthropic(
+            api_key=KEY, base_url=fake.base_url, max_retries=0, http_client=httpx2.AsyncClient()
+        )
+        async with sdk:
+            stream = await sdk.messages.create(
+                **request_params(request, "claude-test"), stream=True
+            )
+            async with stream:
+                async for _ in stream:
+                    pass
+    ours, theirs = fake.message_requests
+    assert ours.raw_body == theirs.raw_body
+    assert ours.headers["content-type"] == theirs.headers["content-type"] == "application/json"
+    assert ours.body["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_each_message_is_encoded_once_and_forgotten_with_it() -> None:
+    cache = WireCache()
+    first = _rich_request(Message.user("one"))
+    body1 = request_body(first, "m", cache)
+    # Next request: the same message objects plus one more; the old last one loses its mark.
+    second = attrs.evolve(
+        first, messages=(*first.messages, Message("assistant", (TextBlock("two"),)))
+    )
+    encoded = [cache.message(m) for m in first.messages]
+    assert len(cache) == 4
+    assert all(cache.message(m) is e for m, e in zip(first.messages, encoded, strict=True))
+    body2 = request_body(second, "m", cache)
+    one = {"role": "user", "content": [{"type": "text", "text": "one"}]}
+    assert json.loads(body2)["messages"][:4] == [*json.loads(body1)["messages"][:3], one]
+    assert json.loads(body1)["messages"][3]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert len(cache) == 4  # the newest message (with the breakpoint) is not cached
+    del first, second, encoded
+    assert len(cache) == 0  # freed by reference counting: no collection needed
