@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from .errors import FailureReason, StreamProblem
 from .types import (
     ContentBlock,
@@ -28,6 +30,7 @@ from .types import (
     ThinkingDelta,
     ToolInputDelta,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     ToolUseComplete,
     ToolUseStart,
@@ -92,12 +95,9 @@ def request_params(
             _message_wire(m, mark if i == last else -1) for i, m in enumerate(request.messages)
         ]
     if request.system:
-        params["system"] = [block_to_wire(b) for b in request.system]
+        params["system"] = _system_wire(request.system)
     if request.tools:
-        params["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in request.tools
-        ]
+        params["tools"] = _tools_wire(request.tools)
     if request.tool_choice is not None:
         params["tool_choice"] = {"type": request.tool_choice}
     if request.thinking_budget is not None:
@@ -139,6 +139,10 @@ class _Encoded(weakref.ref[Message]):
         self.data = data
 
 
+PARTS_KEPT = 64
+"""System prompts and tool sets whose JSON ``WireCache.encoded`` keeps (oldest dropped)."""
+
+
 class WireCache:
     """Each transcript message's JSON, encoded once and reused while the message lives.
 
@@ -154,6 +158,7 @@ class WireCache:
 
     def __init__(self) -> None:
         self._entries: dict[int, _Encoded] = {}
+        self._parts: dict[int, tuple[tuple[Any, ...], bytes]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -166,6 +171,18 @@ class WireCache:
             return entry.data
         data = _dumps(_message_wire(message))
         self._entries[key] = _Encoded(message, self._forget, key, data)
+        return data
+
+    def encoded(self, key: tuple[Any, ...], wire: Callable[[Any], Any]) -> bytes:
+        """``wire(key)`` as JSON, reused while the same tuple comes back (a session's
+        system prompt and tool specs are the same objects request after request)."""
+        found = self._parts.get(id(key))
+        if found is not None and found[0] is key:
+            return found[1]
+        data = _dumps(wire(key))
+        self._parts[id(key)] = (key, data)  # holding ``key`` keeps its id from being reused
+        while len(self._parts) > PARTS_KEPT:
+            del self._parts[next(iter(self._parts))]
         return data
 
     def _forget(self, entry: _Encoded) -> None:
@@ -189,9 +206,10 @@ def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
     SDK sends for ``request_params(request, model)`` plus ``stream=True``.
 
     Messages come from ``cache``, except the last one when it carries the
-    conversation's cache breakpoint (it changes with every request anyway).
+    conversation's cache breakpoint (it changes with every request anyway); so
+    do the system prompt and the tools (a session sends the same ones each time).
     """
-    params = request_params(request, model, with_messages=False)
+    params = request_params(attrs.evolve(request, system=(), tools=()), model, with_messages=False)
     messages = request.messages
     mark = _conversation_mark(request)
     history = messages[:-1] if mark >= 0 else messages
@@ -202,13 +220,29 @@ def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
     parts.append(b",".join(encoded))
     parts.append(b"]")
     params["stream"] = True
+    if request.system:
+        params["system"] = cache.encoded(request.system, _system_wire)
+    if request.tools:
+        params["tools"] = cache.encoded(request.tools, _tools_wire)
     # The SDK's key order (the order of ``messages.create``'s keyword arguments).
     for key in ("model", "stop_sequences", "stream", "system", "thinking", "tool_choice", "tools"):
         if key in params:
+            value = params[key]
             parts.append(b',"' + key.encode() + b'":')
-            parts.append(_dumps(params[key]))
+            parts.append(value if isinstance(value, bytes) else _dumps(value))
     parts.append(b"}")
     return b"".join(parts)
+
+
+def _system_wire(system: tuple[TextBlock, ...]) -> list[dict[str, Any]]:
+    return [block_to_wire(b) for b in system]
+
+
+def _tools_wire(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in tools
+    ]
 
 
 def estimate_tokens(request: ModelRequest) -> int:

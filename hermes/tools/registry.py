@@ -39,6 +39,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._specs: tuple[ToolSpec, ...] | None = None
+        """``specs()``, built once per set of tools (a session asks before every request)."""
         for tool in tools:
             self.register(tool)
 
@@ -49,9 +51,11 @@ class ToolRegistry:
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._specs = None
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -69,8 +73,15 @@ class ToolRegistry:
         return tuple(self._tools)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        """What the model is offered, in registration order."""
-        return tuple(tool.spec() for tool in self._tools.values())
+        """What the model is offered, in registration order.
+
+        The same tuple until a tool is registered or removed (a tool's name,
+        description and schema are fixed once it is built), so a request does
+        not rebuild every schema and the model layer can reuse their encoding.
+        """
+        if self._specs is None:
+            self._specs = tuple(tool.spec() for tool in self._tools.values())
+        return self._specs
 
     def subset(
         self, names: Iterable[str] | None = None, *, toolsets: Iterable[str] | None = None

@@ -437,3 +437,15 @@ def test_each_message_is_encoded_once_and_forgotten_with_it() -> None:
     assert len(cache) == 4  # the newest message (with the breakpoint) is not cached
     del first, second, encoded
     assert len(cache) == 0  # freed by reference counting: no collection needed
+
+
+def test_system_and_tools_are_encoded_once_per_tuple() -> None:
+    cache = WireCache()
+    request = _rich_request(Message.user("one"))
+    body = request_body(request, "m", cache)
+    system = cache.encoded(request.system, lambda _: pytest.fail("encoded again"))
+    tools = cache.encoded(request.tools, lambda _: pytest.fail("encoded again"))
+    assert json.loads(system) == json.loads(body)["system"]
+    assert json.loads(tools) == json.loads(body)["tools"]
+    # Another tuple with equal content is encoded anew (identity, not equality).
+    assert cache.encoded((*request.tools,), lambda t: [t[0].name]) == b'["terminal"]'

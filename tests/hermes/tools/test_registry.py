@@ -37,6 +37,17 @@ def test_builtin_specs() -> None:
         assert spec.input_schema["required"]
 
 
+def test_specs_are_built_once_per_set_of_tools() -> None:
+    registry = ToolRegistry(builtin_tools())
+    specs = registry.specs()
+    assert registry.specs() is specs  # a session asks before every request
+    registry.unregister("patch")
+    fewer = registry.specs()
+    assert fewer is not specs and "patch" not in [s.name for s in fewer]
+    registry.register(Crasher())
+    assert [s.name for s in registry.specs()][-1] == Crasher().name
+
+
 def test_register_get_and_duplicates() -> None:
     registry = ToolRegistry()
     tool = Sleeper("sleep", ToolKind.READ_ONLY, Probe())
