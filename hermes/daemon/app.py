@@ -67,7 +67,9 @@ def build_root(settings: Settings, token: str) -> Supervisor:
     data_dir = settings.config.data_dir(settings.paths)
     return Supervisor(
         [
-            ChildSpec("store", StoreActor, args=(data_dir,), shutdown=10.0),
+            ChildSpec(
+                "store", StoreActor, args=(data_dir, None, settings.store_lane), shutdown=10.0
+            ),
             ChildSpec("providers", ProvidersActor, args=(settings.config,), shutdown=3.0),
             ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
             ChildSpec("gateway", GatewayActor, args=(settings, token), shutdown=3.0),

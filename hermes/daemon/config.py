@@ -23,6 +23,8 @@ from typing import Any
 
 import attrs
 
+from hermes.store import StoreLane
+
 from .paths import Paths, resolve_paths
 
 DEMO_MODEL = "hermes-demo"
@@ -368,6 +370,8 @@ class Settings:
     paths: Paths
     boot_id: str = ""
     started_at: float = 0.0
+    store_lane: StoreLane = attrs.field(factory=StoreLane)
+    """Shared by the store actor and the actors' store clients (see ``hermes/store/actor.py``)."""
 
 
 def prepare(env: Mapping[str, str] | None = None) -> tuple[Config, Paths]:

@@ -194,7 +194,7 @@ class SessionsManager(Actor):
         providers_ref = system.lookup(parent.path + "/providers")
         if store_ref is None or providers_ref is None:
             raise RuntimeError("the store and providers must start before the sessions manager")
-        self.store = StoreClient(store_ref)
+        self.store = StoreClient(store_ref, lane=self.settings.store_lane)
         self.providers: Providers = await providers_ref.call(GetProviders())
         self.subagents = SubagentRuntime()
         self.process_config = ProcessConfig()

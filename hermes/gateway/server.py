@@ -132,7 +132,12 @@ class GatewayActor(Actor):
         config = self.settings.config
         memory = memory_store(config, config.data_dir(self.settings.paths))
         services = Services(
-            system, self.settings, manager, StoreClient(store_ref), parent.path, memory
+            system,
+            self.settings,
+            manager,
+            StoreClient(store_ref, lane=self.settings.store_lane),
+            parent.path,
+            memory,
         )
         self.shared = Shared(self.settings, self.token, Methods(services))
         self.acceptor = await self.ctx.spawn(
