@@ -82,6 +82,7 @@ class ActorCell:
         "_monitors",
         "_notice",
         "_probe_pending",
+        "_ref",
         "_scope",
         "_start_slot",
         "_stop_deadline",
@@ -99,7 +100,6 @@ class ActorCell:
         "parent",
         "path",
         "recent_exits",
-        "ref",
         "registered_name",
         "restarts",
         "shutdown_budget",
@@ -128,7 +128,7 @@ class ActorCell:
         self.parent = parent
         self.id = cell_id
         self.path = path
-        self.ref = ActorRef(self)
+        self._ref: ActorRef | None = ActorRef(self)
         self.mailbox = Mailbox(path, mailbox, self._on_drop)
         self.shutdown_budget = shutdown_budget
         self.restarts = restarts
@@ -163,6 +163,17 @@ class ActorCell:
         self._probe_pending = False
         actor.ctx = ActorContext(self)
 
+    @property
+    def ref(self) -> ActorRef:
+        """This incarnation's ref.
+
+        Once the actor has exited the cell keeps no ref (a ref holds its cell, so
+        keeping one would be a reference cycle): a new ref is made on demand. Refs
+        compare and hash by id, so it equals every earlier ref of this actor.
+        """
+        ref = self._ref
+        return ref if ref is not None else ActorRef(self)
+
     # == the task ====================================================================
 
     async def run(self) -> None:
@@ -183,7 +194,7 @@ class ActorCell:
                         slot.set_value(None)
                     reason = await self._loop(actor)
                 except Exception as exc:
-                    reason = ExitReason.from_exception(exc, where=f"{self.path} {self._phase()}")
+                    reason = ExitReason.from_caught(exc, where=f"{self.path} {self._phase()}")
             if self._kill_reason is not None and (reason is None or not reason.is_abnormal):
                 # Killed, even if the loop then read a stop request before a checkpoint.
                 reason = self._kill_reason
@@ -433,7 +444,7 @@ class ActorCell:
             try:
                 await actor.on_stop(reason)
             except Exception as exc:
-                crash = ExitReason.from_exception(exc, where=f"{self.path} in on_stop")
+                crash = ExitReason.from_caught(exc, where=f"{self.path} in on_stop")
                 return attrs.evolve(crash, cause=reason)
             finally:
                 self._cleanup_scope = None
@@ -520,7 +531,9 @@ class ActorCell:
         if self._start_slot is not None:
             slot, self._start_slot = self._start_slot, None
             slot.set_error(StartFailed(self.path, reason))
-        self._timers = None
+        if self._timers is not None:
+            self._timers.cancel_all()  # liveness ticks are closures over their timers
+            self._timers = None
         self._liveness = None
         if self._monitors:
             for mref, watcher in self._monitors.items():
@@ -546,10 +559,36 @@ class ActorCell:
             log.warning("actor %s exited: %s", self.path, reason.describe())
         elif log.isEnabledFor(logging.DEBUG):
             log.debug("actor %s exited: %s", self.path, reason.describe())
-        self.actor = None
-        self._host = None
+        self._release()
         if self._exited_event is not None:
             self._exited_event.set()
+            self._exited_event = None
+
+    def _release(self) -> None:
+        """Let go of everything an exited actor no longer needs.
+
+        A finished actor must be freed by reference counting as soon as nobody
+        holds its ref: the cell, its ref, mailbox, context, actor instance,
+        timers and their closures used to form cycles that only the cyclic
+        collector freed (~6 objects per clean exit, ~17 per crash, measured with
+        ``gc.DEBUG_SAVEALL``; now 0). In the daemon every finished turn and
+        tool worker added to the young collections behind 25-80 ms pauses.
+        What stays (path, exit reason, closed mailbox, system) answers refs
+        to the dead actor: ``is_alive``, ``exit_reason``, dead-letter sends and
+        ``ActorExited`` calls.
+        """
+        self.actor = None
+        self._host = None
+        self._scope = None
+        self._cleanup_scope = None
+        self._current = None
+        self._notice = None
+        self._kill_reason = None
+        self.children = None
+        # The mailbox's drop handler is a bound method of this cell (a cycle);
+        # a closed mailbox only ever drops "recipient exited" letters.
+        self.mailbox.on_drop = _ExitedDrop(self.system, self.path, self.exit_reason)
+        self._ref = None
 
     # == notices from other cells =====================================================
 
@@ -660,6 +699,24 @@ class ActorCell:
         if self._host is None:
             self._host = await self.system.open_host(self.path)
         return self._host.nursery
+
+
+class _ExitedDrop:
+    """The drop handler of an exited actor's mailbox: refuse, without holding the cell."""
+
+    __slots__ = ("path", "reason", "system")
+
+    def __init__(self, system: ActorSystem, path: str, reason: ExitReason | None) -> None:
+        self.system = system
+        self.path = path
+        self.reason = reason
+
+    def __call__(self, envelope: Envelope, why: str) -> None:
+        reply = envelope.reply
+        if reply is not None:
+            reply.set_error(ActorExited(self.path, self.reason or ExitReason.noproc()))
+        sender = envelope.sender.path if envelope.sender is not None else None
+        self.system.dead_letters.record(self.path, envelope.message, why, sender)
 
 
 def _path_of(cell: ActorCell | None) -> str | None:

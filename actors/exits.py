@@ -90,6 +90,22 @@ class ExitReason:
         return cls(ExitKind.ERROR, detail, error=exc)
 
     @classmethod
+    def from_caught(cls, exc: Exception, where: str = "") -> ExitReason:
+        """An ``error`` reason for an exception caught for good (it is not raised again).
+
+        The traceback is formatted now and then detached from the exception and
+        its chain: its frames hold the actor (``self``), the actor holds its
+        cell, and the cell holds this reason, so a kept traceback made every
+        crashed actor cyclic garbage (~17 objects: frames, tracebacks, cell,
+        ref, mailbox, context) that only the cyclic collector could free.
+        Formatting costs tens of microseconds per crash.
+        """
+        reason = cls.from_exception(exc, where)
+        object.__setattr__(reason, "_traceback", "".join(traceback.format_exception(exc)))
+        _detach_tracebacks(exc)
+        return reason
+
+    @classmethod
     def killed(cls, detail: str = "", by: str | None = None) -> ExitReason:
         return cls(ExitKind.KILLED, detail, by=by)
 
@@ -140,3 +156,21 @@ class ExitReason:
         if self.cause is not None:
             out["cause"] = self.cause.to_plain()
         return out
+
+
+def _detach_tracebacks(exc: BaseException) -> None:
+    """Drop the tracebacks of ``exc``, its cause/context chain and group members."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.__traceback__ = None
+        if current.__cause__ is not None:
+            stack.append(current.__cause__)
+        if current.__context__ is not None:
+            stack.append(current.__context__)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)

@@ -26,6 +26,9 @@ class Timer:
     def cancel(self) -> None:
         """Stop the timer; a cancelled timer never fires again."""
         self.cancelled = True
+        # The action is often a closure that holds this timer (liveness ticks
+        # cancel themselves): dropping it frees both by reference counting.
+        self.action = _never
 
 
 class TimerQueue:
@@ -62,11 +65,23 @@ class TimerQueue:
                 if timer.deadline <= now:
                     timer.deadline = now + timer.period
                 self.add(timer)
+                timer.action()
             else:
-                timer.cancelled = True
-            timer.action()
+                action = timer.action
+                timer.cancel()  # a fired one-shot lets go of its action (see ``cancel``)
+                action()
             fired += 1
         return fired
 
+    def cancel_all(self) -> None:
+        """Cancel every timer (the actor exited); see ``Timer.cancel``."""
+        for _, _, timer in self._heap:
+            timer.cancel()
+        self._heap.clear()
+
     def __len__(self) -> int:
         return len(self._heap)
+
+
+def _never() -> None:
+    """The action of a cancelled timer."""

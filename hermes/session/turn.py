@@ -191,9 +191,15 @@ class TurnActor(Actor):
             self._failure = exc
             raise
         finally:
-            with trio.CancelScope(shield=True) as scope:
-                scope.deadline = trio.current_time() + self.deps.config.settle_timeout
-                await self._settle()
+            try:
+                with trio.CancelScope(shield=True) as scope:
+                    scope.deadline = trio.current_time() + self.deps.config.settle_timeout
+                    await self._settle()
+            finally:
+                # Its traceback's frames hold this actor: kept, every cancelled turn
+                # (stream, cell, mailbox, ~300 objects) was garbage only the cyclic
+                # collector could free, behind the daemon's young-generation pauses.
+                self._failure = None
         self.ctx.stop()
 
     # -- the loop ------------------------------------------------------------------------
