@@ -174,8 +174,9 @@ class StoreActor(Actor):
         """Inside ``receive`` (or not started, or stopping): the lane must not write."""
         self._passes = _PassCounter()
         self._lane_pass = -1
-        self._lane_task: trio.lowlevel.Task | None = None
-        """The scheduler pass of the last lane write, and its writer."""
+        self._lane_writer = 0
+        """The scheduler pass of the last lane write, and its writer task's id (an id
+        rather than the task: a finished task would be kept alive)."""
         self._upkeep_queued = False
         self.directory = Path(directory)
         self.path = self.directory / self.config.filename
@@ -223,10 +224,10 @@ class StoreActor(Actor):
             or not runs_inline(request)
         ):
             return None
-        task = trio.lowlevel.current_task()
-        if self._passes.passes == self._lane_pass and task is not self._lane_task:
+        writer = id(trio.lowlevel.current_task())
+        if self._passes.passes == self._lane_pass and writer != self._lane_writer:
             return None  # another writer in this pass: a burst, which the mailbox groups
-        self._lane_pass, self._lane_task = self._passes.passes, task
+        self._lane_pass, self._lane_writer = self._passes.passes, writer
         self._serving = True
         try:
             self._count_written(request)
