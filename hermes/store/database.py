@@ -284,7 +284,8 @@ class Database:
             await self.checkpoint_if_due()
             return result
         self._check_usable(request)
-        if request.writes:  # the worker's write may change what the inline appends knew
+        if request.writes and not isinstance(request, IndexPending):
+            # The worker's write may change what the inline appends knew.
             self._tails.forget(getattr(request, "session_id", None))
         abort = Abort()
         with self._errors(request):
