@@ -17,7 +17,7 @@ from typing import Any, cast
 import apsw
 
 from hermes.codec import CodecError, unpack_blocks
-from hermes.model.types import Message, Role, Usage
+from hermes.model.types import Message, Role
 
 from . import compaction_queries, delegation_queries, event_queries, process_queries
 from .errors import (
@@ -271,7 +271,10 @@ def append_messages(
     known = tails.lookup(session_id) if tails is not None else None
     if known is not None and req.expected_seq in (None, known.next_seq):
         end = known.next_seq + len(messages)
-        claimed = _claim(conn, session_id, known.next_seq, end, req.usage, now)
+        # Claimed only while the row still has the cached length: the entry is current.
+        claimed = charge_usage(
+            conn, session_id, req.usage, now, message_count=end, only_if_count=known.next_seq
+        )
     else:
         claimed = False
     if claimed:
@@ -307,32 +310,6 @@ def append_messages(
     if tails is not None:
         tails.stage(session_id, tail)
     return AppendResult(session_id, next_seq, end)
-
-
-def _claim(
-    conn: apsw.Connection, session_id: str, length: int, end: int, usage: Usage | None, now: float
-) -> bool:
-    """Extend an open session from ``length`` to ``end`` messages (and charge ``usage``),
-    only if its row still has ``length``: the check that a ``TailCache`` entry is current."""
-    u = usage or Usage()
-    conn.execute(
-        "UPDATE sessions SET updated_at = ?, message_count = ?, "
-        "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
-        "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
-        "cache_read_input_tokens = cache_read_input_tokens + ? "
-        "WHERE id = ? AND message_count = ? AND ended_at IS NULL",
-        (
-            now,
-            end,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_creation_input_tokens,
-            u.cache_read_input_tokens,
-            session_id,
-            length,
-        ),
-    )
-    return conn.changes() == 1
 
 
 def _replayed_or_conflict(

@@ -113,14 +113,20 @@ def charge_usage(
     usage: Usage | None,
     now: float,
     message_count: int | None = None,
-) -> None:
-    """Add ``usage`` and touch ``updated_at`` (and set ``message_count``): one statement."""
+    only_if_count: int | None = None,
+) -> bool:
+    """Add ``usage`` and touch ``updated_at`` (and set ``message_count``): one statement.
+
+    With ``only_if_count``, only while the open session still has that many
+    messages (the guard of a ``TailCache`` claim); whether the row was changed.
+    """
     u = usage or Usage()
+    guard = "" if only_if_count is None else " AND message_count = ? AND ended_at IS NULL"
     conn.execute(
         "UPDATE sessions SET updated_at = ?, message_count = coalesce(?, message_count), "
         "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
         "cache_creation_input_tokens = cache_creation_input_tokens + ?, "
-        "cache_read_input_tokens = cache_read_input_tokens + ? WHERE id = ?",
+        "cache_read_input_tokens = cache_read_input_tokens + ? WHERE id = ?" + guard,
         (
             now,
             message_count,
@@ -129,8 +135,10 @@ def charge_usage(
             u.cache_creation_input_tokens,
             u.cache_read_input_tokens,
             session_id,
+            *(() if only_if_count is None else (only_if_count,)),
         ),
     )
+    return conn.changes() == 1
 
 
 def new_session_id() -> str:
