@@ -13,8 +13,6 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from .errors import FailureReason, StreamProblem
 from .types import (
     ContentBlock,
@@ -77,27 +75,29 @@ def _cacheable(block: ContentBlock) -> bool:
     return not isinstance(block, ThinkingBlock | RedactedThinkingBlock)
 
 
-def request_params(
-    request: ModelRequest, model: str, *, with_messages: bool = True
-) -> dict[str, Any]:
+def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
     """Keyword arguments for ``messages.create`` (without ``stream``).
 
     Cache breakpoints: every system block marked ``cache`` (the stable tiers),
     and the last cacheable block of the conversation when ``cache_conversation``,
     so that the prefix a session re-sends each turn is read from cache.
-    ``with_messages=False`` leaves ``messages`` out (``request_body`` encodes them).
     """
-    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
-    if with_messages:
-        mark = _conversation_mark(request)
-        last = len(request.messages) - 1
-        params["messages"] = [
-            _message_wire(m, mark if i == last else -1) for i, m in enumerate(request.messages)
-        ]
+    params = _options(request, model)
+    mark = _conversation_mark(request)
+    last = len(request.messages) - 1
+    params["messages"] = [
+        _message_wire(m, mark if i == last else -1) for i, m in enumerate(request.messages)
+    ]
     if request.system:
         params["system"] = _system_wire(request.system)
     if request.tools:
         params["tools"] = _tools_wire(request.tools)
+    return params
+
+
+def _options(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The parameters besides the messages, the system prompt and the tools."""
+    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
     if request.tool_choice is not None:
         params["tool_choice"] = {"type": request.tool_choice}
     if request.thinking_budget is not None:
@@ -209,7 +209,7 @@ def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
     conversation's cache breakpoint (it changes with every request anyway); so
     do the system prompt and the tools (a session sends the same ones each time).
     """
-    params = request_params(attrs.evolve(request, system=(), tools=()), model, with_messages=False)
+    params = _options(request, model)
     messages = request.messages
     mark = _conversation_mark(request)
     history = messages[:-1] if mark >= 0 else messages
