@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from actors import ActorRef, ActorSystem
-from hermes.model.types import Message, TextBlock
+from hermes.model.types import Message
 from hermes.store import (
     LoadSession,
     Request,
@@ -23,9 +23,7 @@ from hermes.store import (
 )
 from hermes.store.database import Database
 
-
-def reply(text: str) -> Message:
-    return Message("assistant", (TextBlock(text),))
+from .helpers import reply
 
 
 class CountingTarget:

@@ -14,9 +14,7 @@ from hermes.model.types import (
 )
 from hermes.store import InvalidRequest, StoreClient
 
-
-def reply(text: str) -> Message:
-    return Message("assistant", (TextBlock(text),))
+from .helpers import reply
 
 
 async def fill(store: StoreClient) -> dict[str, str]:

@@ -9,9 +9,11 @@ import apsw
 import trio
 
 from actors import ActorSystem
-from hermes.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hermes.model.types import Message, ToolResultBlock, ToolUseBlock
 from hermes.store import MIGRATIONS, StoreClient, migrate, spawn_store
 from hermes.store.actor import INDEX_BATCH
+
+from .helpers import reply
 
 Peek = Callable[[], apsw.Connection]
 
@@ -114,7 +116,3 @@ async def test_a_version_5_database_keeps_its_index(system: ActorSystem, store_d
         assert [h.session_id for h in await store.search("walrus")] == ["old"]
         await store.truncate("old", 0)
         assert await store.search("walrus") == []
-
-
-def reply(text: str) -> Message:
-    return Message("assistant", (TextBlock(text),))
