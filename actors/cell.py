@@ -9,13 +9,11 @@ synchronously on the trio thread.
 
 from __future__ import annotations
 
-import enum
 import logging
 import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import trio
 
 from .actor import Actor
@@ -23,12 +21,13 @@ from .checks import is_number
 from .context import ActorContext
 from .current import current_cell
 from .envelope import Envelope, ReplySlot
-from .errors import ActorExited, MailboxFull, StartFailed
-from .events import ActorExitedEvent, UnkillableFinished, UnkillableReported
-from .exits import ExitKind, ExitReason
+from .errors import ActorExited, MailboxFull
+from .events import UnkillableReported
+from .exits import ExitReason
 from .mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
 from .messages import PROBE, Down, Exit, MonitorRef, _Probe, _Stop
 from .ref import ActorRef
+from .teardown import KILL_MARGIN, State, terminate
 from .timers import Timer, TimerQueue
 
 if TYPE_CHECKING:
@@ -43,26 +42,6 @@ THROUGHPUT = 64
 
 RECENT_EXITS = 16
 """Exits of children remembered per actor for introspection."""
-
-KILL_MARGIN = 0.1
-"""Fraction of the kill grace separating the cleanup deadlines of nested actors.
-
-After a kill an actor has until its hard deadline (kill grace from the kill) to
-finish cleaning up. The children it cancels get a hard deadline earlier by this
-margin, so that a child that uses all of its time is never mistaken for an
-unkillable one by its parent; whoever waits for the actor waits the margin
-longer than its hard deadline before calling it unkillable.
-"""
-
-_LOUD_EXITS = frozenset({ExitKind.ERROR, ExitKind.KILLED, ExitKind.UNKILLABLE, ExitKind.STALE})
-"""Exit kinds logged as warnings; deliberate stops and cancellations are debug-level."""
-
-
-class State(enum.Enum):
-    STARTING = "starting"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    EXITED = "exited"
 
 
 class ActorCell:
@@ -216,7 +195,7 @@ class ActorCell:
             raise
         finally:
             self._scope = None
-            await self._terminate(reason or ExitReason.cancelled(by=None))
+            await terminate(self, reason or ExitReason.cancelled(by=None))
 
     def _phase(self) -> str:
         if self._start_slot is not None:
@@ -411,185 +390,6 @@ class ActorCell:
         assert self.exit_reason is not None
         return self.exit_reason
 
-    # == cleanup =====================================================================
-
-    def _cleanup_deadline(self) -> float:
-        if self._hard_deadline < math.inf:
-            return self._hard_deadline
-        if self._stop_deadline < math.inf:
-            return self._stop_deadline
-        return trio.current_time() + self.shutdown_budget
-
-    async def _terminate(self, reason: ExitReason) -> None:
-        """Stop children, run the stop hook, then settle everything. Never raises."""
-        self.state = State.STOPPING
-        try:
-            if self.children or self._host is not None:
-                await self._stop_children()
-            actor = self.actor
-            if actor is not None and type(actor).on_stop is not Actor.on_stop:
-                reason = await self._run_stop_hook(actor, reason)
-            if self._kill_reason is not None and not reason.is_abnormal:
-                # Killed while stopping: the stop did not finish in its budget.
-                reason = ExitReason.killed(
-                    f"killed while stopping ({self._kill_reason.describe()})",
-                    by=self._kill_reason.by,
-                )
-        finally:
-            self._finalize(reason)
-
-    async def _run_stop_hook(self, actor: Actor, reason: ExitReason) -> ExitReason:
-        with trio.CancelScope(shield=True, deadline=self._cleanup_deadline()) as scope:
-            self._cleanup_scope = scope
-            try:
-                await actor.on_stop(reason)
-            except Exception as exc:
-                crash = ExitReason.from_caught(exc, where=f"{self.path} in on_stop")
-                return attrs.evolve(crash, cause=reason)
-            finally:
-                self._cleanup_scope = None
-        if scope.cancelled_caught:
-            by = self._kill_reason.by if self._kill_reason is not None else None
-            return ExitReason.killed("stop hook did not finish within its budget", by=by)
-        return reason
-
-    async def _stop_children(self) -> None:
-        """Stop children in reverse start order; cancel them all if killed or out of time."""
-        graceful = self._kill_reason is None
-        if graceful and self.children:
-            children = [c for c in reversed(list(self.children.values())) if not c.unkillable]
-            with trio.CancelScope(shield=True, deadline=self._cleanup_deadline()) as scope:
-                self._cleanup_scope = scope
-                try:
-                    actor = self.actor
-                    if actor is not None and actor.stop_children_concurrently:
-                        async with trio.open_nursery() as nursery:
-                            for child in children:
-                                nursery.start_soon(child.stop, ExitReason.shutdown(), None)
-                    else:
-                        for child in children:
-                            await child.stop(ExitReason.shutdown(), None)
-                finally:
-                    self._cleanup_scope = None
-            if scope.cancelled_caught:
-                graceful = False
-                if self._kill_reason is None:
-                    # Out of budget before the children were stopped.
-                    self._kill_reason = ExitReason.killed(
-                        "did not stop its children within its shutdown budget"
-                    )
-        host = self._host
-        if host is None:
-            return
-        if not graceful:
-            self._enter_hard_mode()
-            deadline = max(
-                self._hard_deadline - KILL_MARGIN * self.system.kill_grace, trio.current_time()
-            )
-            stop = ExitReason.cancelled(by=self.path, detail="parent is stopping")
-            for child in list((self.children or {}).values()):
-                child.tighten_hard_deadline(deadline)
-                child.kill(stop)
-            if self.children:
-                await self._await_children_gone(host)
-            if host.nursery.child_tasks:
-                # Backstop for anything left (reported unkillable). Skipped when the
-                # nursery is empty: cancelling a scope makes trio walk its cancel-status
-                # tree, ~20 us per parent, and a mass cancel tears down hundreds.
-                host.cancel()
-        host.close()
-
-    async def _await_children_gone(self, host: ChildHost) -> None:
-        """Wait for cancelled children until the hard deadline; report the rest unkillable."""
-        with trio.CancelScope(shield=True, deadline=self._hard_deadline) as scope:
-            self._cleanup_scope = scope
-            try:
-                if self.children:
-                    await host.next_empty().wait()
-            finally:
-                self._cleanup_scope = None
-        for child in list((self.children or {}).values()):
-            if child.state is not State.EXITED:
-                child.report_unkillable("did not exit in time after its parent cancelled it")
-
-    def _finalize(self, reason: ExitReason) -> None:
-        """Settle an exit synchronously: replies, dead letters, monitors, links, parent."""
-        self.state = State.EXITED
-        self.exit_reason = reason
-        system = self.system
-        system.registry.release(self)
-        for envelope in self.mailbox.close():
-            self._on_drop(envelope, "recipient exited")
-        if self._current is not None and self._current.reply is not None:
-            self._current.reply.set_error(ActorExited(self.path, reason, handled=True))
-        self._current = None
-        if self._deferred:
-            for slot in self._deferred:
-                slot.set_error(ActorExited(self.path, reason, handled=True))
-            self._deferred = None
-        start_failed = self._start_slot is not None
-        if self._start_slot is not None:
-            slot, self._start_slot = self._start_slot, None
-            slot.set_error(StartFailed(self.path, reason))
-        if self._timers is not None:
-            self._timers.cancel_all()  # liveness ticks are closures over their timers
-            self._timers = None
-        self._liveness = None
-        if self._monitors:
-            for mref, watcher in self._monitors.items():
-                if watcher is not None:
-                    watcher.notify_down(mref, self.ref, reason)
-            self._monitors = None
-        if self._links:
-            for peer in self._links:
-                if peer._links is not None:
-                    peer._links.discard(self)
-                peer.on_link_exit(self, reason)
-            self._links = None
-        parent = self.parent
-        if parent is not None:
-            parent.on_child_exit(self, reason, signal=self.linked_to_parent and not start_failed)
-        else:
-            system.on_top_level_exit(self)
-        if self.unkillable:
-            system.events.publish(UnkillableFinished(self.path, reason))
-        if system.events.has_subscribers:
-            system.events.publish(ActorExitedEvent(self.path, self.actor_class, reason))
-        if reason.kind in _LOUD_EXITS:
-            log.warning("actor %s exited: %s", self.path, reason.describe())
-        elif log.isEnabledFor(logging.DEBUG):
-            log.debug("actor %s exited: %s", self.path, reason.describe())
-        self._release()
-        if self._exited_event is not None:
-            self._exited_event.set()
-            self._exited_event = None
-
-    def _release(self) -> None:
-        """Let go of everything an exited actor no longer needs.
-
-        A finished actor must be freed by reference counting as soon as nobody
-        holds its ref: the cell, its ref, mailbox, context, actor instance,
-        timers and their closures used to form cycles that only the cyclic
-        collector freed (~6 objects per clean exit, ~17 per crash, measured with
-        ``gc.DEBUG_SAVEALL``; now 0). In the daemon every finished turn and
-        tool worker added to the young collections behind 25-80 ms pauses.
-        What stays (path, exit reason, closed mailbox, system) answers refs
-        to the dead actor: ``is_alive``, ``exit_reason``, dead-letter sends and
-        ``ActorExited`` calls.
-        """
-        self.actor = None
-        self._host = None
-        self._scope = None
-        self._cleanup_scope = None
-        self._current = None
-        self._notice = None
-        self._kill_reason = None
-        self.children = None
-        # The mailbox's drop handler is a bound method of this cell (a cycle);
-        # a closed mailbox only ever drops "recipient exited" letters.
-        self.mailbox.on_drop = _ExitedDrop(self.system, self.path, self.exit_reason)
-        self._ref = None
-
     # == notices from other cells =====================================================
 
     def _on_drop(self, envelope: Envelope, why: str) -> None:
@@ -699,24 +499,6 @@ class ActorCell:
         if self._host is None:
             self._host = await self.system.open_host(self.path)
         return self._host.nursery
-
-
-class _ExitedDrop:
-    """The drop handler of an exited actor's mailbox: refuse, without holding the cell."""
-
-    __slots__ = ("path", "reason", "system")
-
-    def __init__(self, system: ActorSystem, path: str, reason: ExitReason | None) -> None:
-        self.system = system
-        self.path = path
-        self.reason = reason
-
-    def __call__(self, envelope: Envelope, why: str) -> None:
-        reply = envelope.reply
-        if reply is not None:
-            reply.set_error(ActorExited(self.path, self.reason or ExitReason.noproc()))
-        sender = envelope.sender.path if envelope.sender is not None else None
-        self.system.dead_letters.record(self.path, envelope.message, why, sender)
 
 
 def _path_of(cell: ActorCell | None) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 import trio
 
 from .actor import Actor
-from .cell import ActorCell, State
+from .cell import ActorCell
 from .checks import is_number
 from .deadletters import DeadLetters
 from .envelope import ReplySlot
@@ -25,6 +25,7 @@ from .introspect import recent_exits, snapshot
 from .mailbox import MailboxConfig
 from .ref import ActorRef
 from .registry import Registry
+from .teardown import State
 
 log = logging.getLogger("actors")
 
