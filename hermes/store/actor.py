@@ -45,15 +45,23 @@ transaction; and not in a burst: after a lane write, other tasks' writes in
 the same scheduler pass (counted by a trio instrument, ``_PassCounter``) go
 through the mailbox, where a burst (a mass cancel settling a hundred
 transcripts at once) still commits as one group. What the actor
-would do after such a write (drop a broken connection, checkpoint, index) it
-is told to do by a message to itself. The actor attaches itself to the lane
-while its connection is open, so a restarted store is attached again.
+would do after such a write (drop a broken connection, index) it is told to
+do by a message to itself; a checkpoint goes to its checkpointer. The actor
+attaches itself to the lane while its connection is open, so a restarted
+store is attached again.
 
 **Full-text index in batches.** A message write only queues its row for the
 index (schema version 6); the actor sends itself ``IndexPending`` (run in the
 worker thread) before every ``Search``, so a search sees every committed
 message, and once ``INDEX_BATCH`` messages were written since the last batch,
-so the queue stays short.
+so the queue stays short. (One transaction per batch: FTS5 writes a segment
+per transaction, whose cost grows with the distinct words in it more than
+with the messages, so smaller steps cost several times more in all.)
+
+**Checkpoints elsewhere.** When writes grew the WAL past ``CHECKPOINT_PAGES``,
+the actor casts ``Checkpoint`` to its child ``checkpointer``, which runs a
+passive checkpoint on a connection of its own (``checkpointer.py``): the
+store never waits for one.
 
 Failures: every request is answered. A failure is sent back as a
 ``StoreError`` naming the operation (``reply.fail``) and the actor keeps
@@ -77,9 +85,10 @@ from typing import Any
 import outcome
 import trio
 
-from actors import Actor, ExitReason, MailboxConfig, MailboxFull, Overflow, Reply
+from actors import Actor, ActorRef, ExitReason, MailboxConfig, MailboxFull, Overflow, Reply
 
-from .database import CLOSE_TIMEOUT, Database, runs_inline
+from .checkpointer import Checkpoint, Checkpointer
+from .database import CLOSE_TIMEOUT, WAL_LIMIT_PAGES, Database, runs_inline
 from .errors import InvalidRequest, StoreError, StoreTimeout, StoreUnavailable
 from .records import StoreConfig
 from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request, Search
@@ -109,7 +118,8 @@ INDEX_BATCH = 256
 
 
 class _Upkeep:
-    """Drop a broken connection or checkpoint the WAL after lane writes (cast to itself)."""
+    """Drop a broken connection, or checkpoint with the writes paused (cast by the
+    store to itself when a lane write or the WAL's size asks for it)."""
 
     __slots__ = ()
 
@@ -125,6 +135,11 @@ class _PassCounter(trio.abc.Instrument):
 
     def before_io_wait(self, timeout: float) -> None:
         self.passes += 1
+
+
+def _broken(db: Database) -> bool:
+    """Whether ``db`` must be dropped (a function: mypy would keep an earlier check)."""
+    return db.broken is not None
 
 
 class StoreLane:
@@ -187,11 +202,17 @@ class StoreActor(Actor):
         self._unindexed = 0
         """Messages written since the last ``IndexPending`` (an estimate: failures count)."""
         self._index_queued = False
+        self._checkpointer: ActorRef | None = None
+        self._checkpoint_paused = False
+        """The WAL outgrew ``WAL_LIMIT_PAGES``: the next ``_Upkeep`` checkpoints."""
         self.reopened = 0
         """How many times a dropped connection was opened again."""
 
     async def on_start(self) -> None:
         self._db = await self._open("open")
+        self._checkpointer = await self.ctx.spawn(
+            Checkpointer(self.path), name="checkpointer", shutdown=CLOSE_TIMEOUT
+        )
         self._serving = False
         if self.lane is not None:
             trio.lowlevel.add_instrument(self._passes)
@@ -239,7 +260,8 @@ class StoreActor(Actor):
                 return outcome.Error(self._unexpected(request, exc))
         finally:
             self._serving = False
-            if (db.broken is not None or db.checkpoint_due) and not self._upkeep_queued:
+            self._checkpoint_if_due(db)
+            if _broken(db) and not self._upkeep_queued:
                 with suppress(MailboxFull):  # full: the next request does it anyway
                     self._upkeep_queued = self.ctx.self.cast_nowait(_UPKEEP)
 
@@ -308,6 +330,7 @@ class StoreActor(Actor):
         except StoreError as exc:
             log.warning("store %s: indexing queued messages failed: %s", self.ctx.path, exc)
         finally:
+            self._checkpoint_if_due(db)
             if db.broken is not None:
                 await self._drop(db)
 
@@ -327,10 +350,23 @@ class StoreActor(Actor):
                 reply.send(value)
             else:
                 reply.fail(value)
+        self._checkpoint_if_due(db)
         if db.broken is not None:
             await self._drop(db)
-        else:
-            await db.checkpoint_if_due()
+
+    def _checkpoint_if_due(self, db: Database) -> None:
+        """Have the WAL checkpointed if the writes grew it enough: by the checkpointer,
+        or past ``WAL_LIMIT_PAGES`` by the actor itself (``_Upkeep``), writes paused."""
+        if not db.take_checkpoint():
+            return
+        if db.wal_pages >= WAL_LIMIT_PAGES or self._checkpointer is None:
+            self._checkpoint_paused = True
+            if not self._upkeep_queued:
+                with suppress(MailboxFull):  # full: the next write asks again
+                    self._upkeep_queued = self.ctx.self.cast_nowait(_UPKEEP)
+            return
+        with suppress(MailboxFull):  # one is queued already: it covers these pages too
+            self._checkpointer.cast_nowait(Checkpoint())
 
     async def _answer(self, request: Request, reply: Reply) -> None:
         try:
@@ -350,14 +386,16 @@ class StoreActor(Actor):
         return error
 
     async def _upkeep(self) -> None:
-        """What a lane write left to do: drop a broken connection, or checkpoint."""
+        """What a write left to do: drop a broken connection, or checkpoint with the
+        writes paused (``_checkpoint_if_due``)."""
         db = self._db
+        paused, self._checkpoint_paused = self._checkpoint_paused, False
         if db is None:
             return
-        if db.broken is not None:
+        if _broken(db):
             await self._drop(db)
-        else:
-            await db.checkpoint_if_due()
+        elif paused:
+            await db.checkpoint()
 
     async def _serve(self, request: Request, reply: Reply) -> Any:
         if not request.writes and reply.caller_gave_up:
@@ -370,7 +408,10 @@ class StoreActor(Actor):
             if request.writes:
                 # Not bounded by the caller's deadline: a write that started is
                 # finished and committed even if the caller stopped waiting.
-                return await db.run(request)
+                try:
+                    return await db.run(request)
+                finally:
+                    self._checkpoint_if_due(db)
             with trio.move_on_at(getattr(request, "deadline", math.inf)) as scope:
                 return await db.run(request)
             assert scope.cancelled_caught

@@ -18,8 +18,9 @@ event loop for the ~130 us they take and are never cancelled half-way (a
 write that started is finished anyway). Reads and large writes still go to
 the worker, where cancellation and deadlines reach into SQLite. The inline
 connection's commits never checkpoint the WAL themselves (which would fsync
-on the loop); when the WAL grows past ``CHECKPOINT_PAGES`` a passive
-checkpoint runs in the worker instead.
+on the loop), and neither do the worker's: when the WAL grows past
+``CHECKPOINT_PAGES`` the owner is told (``take_checkpoint``) and has a passive
+checkpoint run on a connection of its own (``checkpointer.py``).
 
 A database file that is deleted or replaced while open stays readable and
 writable through our descriptor: SQLite would go on writing into a file nobody
@@ -84,10 +85,16 @@ INLINE_MAX_CHARS = 64 * 1024
 CHECKPOINT_PAGES = 1000
 """WAL pages after which a passive checkpoint is run (SQLite's own default)."""
 
+WAL_LIMIT_PAGES = 2 * CHECKPOINT_PAGES
+"""WAL pages after which the owner checkpoints with its writes paused: a checkpoint
+running beside the writes never catches up with a steady stream of them, and the
+WAL is only reused once one has."""
+
 FileIdentity = tuple[int, int]
 
 
-def _identity(path: str) -> FileIdentity | None:
+def file_identity(path: str) -> FileIdentity | None:
+    """(device, inode) of the file at ``path``, or None if there is none."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -107,7 +114,8 @@ def _setup(conn: apsw.Connection, path: str, config: StoreConfig) -> _Files:
     """In the worker: settings, schema, and the identities of the files we opened."""
     configure(conn, config)
     migrate(conn)  # its transaction creates the -wal and -shm files
-    return _Files(_identity(path), tuple((path + s, _identity(path + s)) for s in SIDECARS))
+    sidecars = tuple((path + s, file_identity(path + s)) for s in SIDECARS)
+    return _Files(file_identity(path), sidecars)
 
 
 def _run_checked(
@@ -120,7 +128,7 @@ def _run_checked(
 ) -> Any:
     """In the worker: refuse to use a file that is no longer the one at ``path``."""
     session_id = getattr(request, "session_id", None)
-    current = _identity(path)
+    current = file_identity(path)
     if current != files.db:
         what = "deleted" if current is None else "replaced"
         detail = f"the database file {path} was {what} after it was opened"
@@ -177,8 +185,46 @@ def runs_inline(request: Request) -> bool:
     return True
 
 
-def _checkpoint(conn: apsw.Connection) -> None:
+class WalWatch:
+    """The WAL's size after the last commit; ``due`` once it reaches ``CHECKPOINT_PAGES``.
+
+    Installed as the WAL hook of both connections, which replaces SQLite's own
+    auto-checkpoint on them: a commit then never checkpoints (and fsyncs) itself.
+    """
+
+    __slots__ = ("due", "pages")
+
+    def __init__(self) -> None:
+        self.due = False
+        self.pages = 0
+
+    def hook(self, _conn: apsw.Connection, _name: str, pages: int) -> int:
+        self.pages = pages
+        if pages >= CHECKPOINT_PAGES:
+            self.due = True
+        return apsw.SQLITE_OK
+
+
+def _watch_wal(conn: apsw.Connection, watch: WalWatch) -> None:
+    conn.set_wal_hook(watch.hook)
+
+
+def checkpoint_passive(conn: apsw.Connection) -> None:
+    """In a worker: a passive WAL checkpoint (it never waits for readers or writers)."""
     conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+
+
+async def open_async(path: Path) -> apsw.AsyncConnection:
+    """An apsw connection in trio mode (calls run in its own worker thread)."""
+    # Name the controller rather than let apsw guess the framework, and look for
+    # cancellation more often than its default (50,000 steps).
+    token = apsw.async_controller.set(apsw.aio.Trio)  # type: ignore[arg-type]
+    steps = apsw.aio.check_progress_steps.set(PROGRESS_STEPS)
+    try:
+        return await apsw.Connection.as_async(str(path))
+    finally:
+        apsw.aio.check_progress_steps.reset(steps)
+        apsw.async_controller.reset(token)
 
 
 class _Moved(StoreUnavailable):
@@ -189,7 +235,7 @@ def _remove_stale_sidecars(files: _Files) -> list[str]:
     """Remove the -wal/-shm we had open from the path, if they are still ours."""
     removed = []
     for path, identity in files.sidecars:
-        if identity is not None and _identity(path) == identity:
+        if identity is not None and file_identity(path) == identity:
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -206,23 +252,22 @@ class Database:
     """
 
     def __init__(
-        self, path: Path, aconn: apsw.AsyncConnection, files: _Files, writer: apsw.Connection
+        self,
+        path: Path,
+        aconn: apsw.AsyncConnection,
+        files: _Files,
+        writer: apsw.Connection,
+        wal: WalWatch,
     ) -> None:
         self.path = path
         self._aconn = aconn
         self._writer = writer
         self._files = files
         self._moved = False
-        self._checkpoint_due = False
+        self._wal = wal
         self._tails = TailCache()
         """The inline connection's appends (only it uses them: one thread, the loop's)."""
         self.broken: str | None = None
-        writer.set_wal_hook(self._wal_hook)  # replaces SQLite's auto-checkpoint on this one
-
-    def _wal_hook(self, _conn: apsw.Connection, _name: str, pages: int) -> int:
-        if pages >= CHECKPOINT_PAGES:
-            self._checkpoint_due = True
-        return apsw.SQLITE_OK
 
     @property
     def connection(self) -> apsw.AsyncConnection:
@@ -238,23 +283,17 @@ class Database:
     async def open(cls, path: Path, config: StoreConfig, op: str = "open") -> Database:
         """Open (creating if needed) and migrate; ``StoreUnavailable`` naming ``op`` if not."""
         try:
-            # Name the controller rather than let apsw guess the framework, and
-            # look for cancellation more often than its default (50,000 steps).
-            token = apsw.async_controller.set(apsw.aio.Trio)  # type: ignore[arg-type]
-            steps = apsw.aio.check_progress_steps.set(PROGRESS_STEPS)
-            try:
-                aconn = await apsw.Connection.as_async(str(path))
-            finally:
-                apsw.aio.check_progress_steps.reset(steps)
-                apsw.async_controller.reset(token)
+            aconn = await open_async(path)
         except apsw.Error as exc:
             detail = f"cannot open {path}: {describe_sqlite_error(exc)}"
             raise StoreUnavailable(op, detail) from exc
+        wal = WalWatch()
         try:
             files = await aconn.async_run(_setup, cast(apsw.Connection, aconn), str(path), config)
+            await aconn.async_run(_watch_wal, cast(apsw.Connection, aconn), wal)
         except BaseException as exc:
             with trio.move_on_after(CLOSE_TIMEOUT, shield=True):
-                await _close(aconn, path)
+                await close_async(aconn, path)
             if isinstance(exc, StoreError):
                 raise StoreUnavailable(op, f"cannot use {path}: {exc.detail}") from exc
             if isinstance(exc, apsw.Error):
@@ -266,23 +305,22 @@ class Database:
         try:
             writer = apsw.Connection(str(path))
             configure(writer, config)
-            if _identity(str(path)) != files.db:
+            _watch_wal(writer, wal)
+            if file_identity(str(path)) != files.db:
                 raise StoreUnavailable(op, f"{path} was replaced while it was being opened")
         except BaseException as exc:
             with trio.move_on_after(CLOSE_TIMEOUT, shield=True):
-                await _close(aconn, path)
+                await close_async(aconn, path)
             if isinstance(exc, apsw.Error):
                 detail = f"cannot use {path}: {describe_sqlite_error(exc)}"
                 raise StoreUnavailable(op, detail) from exc
             raise
-        return cls(path, aconn, files, writer)
+        return cls(path, aconn, files, writer, wal)
 
     async def run(self, request: Request) -> Any:
         """Run one request in its own transaction (committed when this returns)."""
         if runs_inline(request):
-            result = self.run_inline(request)
-            await self.checkpoint_if_due()
-            return result
+            return self.run_inline(request)
         self._check_usable(request)
         if request.writes and not isinstance(request, IndexPending):
             # The worker's write may change what the inline appends knew.
@@ -304,17 +342,28 @@ class Database:
 
     def run_inline(self, request: Request) -> Any:
         """Run a small write (one that ``runs_inline``) now, on the loop, committed when
-        this returns; call ``checkpoint_if_due`` afterwards."""
+        this returns."""
         self._check_usable(request)
         with self._errors(request):
             return _run_checked(
                 self._writer, str(self.path), self._files, request, Abort(), self._tails
             )
 
+    def take_checkpoint(self) -> bool:
+        """Whether writes grew the WAL past ``CHECKPOINT_PAGES`` since the last time
+        this said so: the owner should then have it checkpointed."""
+        due, self._wal.due = self._wal.due, False
+        return due
+
     @property
-    def checkpoint_due(self) -> bool:
-        """The inline writes grew the WAL past ``CHECKPOINT_PAGES``."""
-        return self._checkpoint_due
+    def wal_pages(self) -> int:
+        """Pages in the WAL after the last commit (0 before any)."""
+        return self._wal.pages
+
+    async def checkpoint(self) -> None:
+        """A passive checkpoint in the worker thread, now (the owner's writes wait)."""
+        with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
+            await self._aconn.async_run(checkpoint_passive, cast(apsw.Connection, self._aconn))
 
     def _check_usable(self, request: Request) -> None:
         if self.broken is not None:
@@ -346,13 +395,12 @@ class Database:
 
         Returns ``(True, result)`` or ``(False, StoreError)`` per request. When the
         connection itself fails (or the file moved), every request fails with it.
-        Call ``checkpoint_if_due`` afterwards.
         """
         if self.broken is not None:
             return [(False, _unavailable(r, self.broken)) for r in requests]
         path = str(self.path)
         try:
-            current = _identity(path)
+            current = file_identity(path)
             if current != self._files.db:
                 what = "deleted" if current is None else "replaced"
                 raise _Moved("write", f"the database file {path} was {what} after it was opened")
@@ -374,13 +422,6 @@ class Database:
             out.append((ok, value))
         return out
 
-    async def checkpoint_if_due(self) -> None:
-        """Run the passive WAL checkpoint the inline writes asked for (see the module doc)."""
-        if self._checkpoint_due:
-            self._checkpoint_due = False
-            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
-                await self._aconn.async_run(_checkpoint, cast(apsw.Connection, self._aconn))
-
     async def close(self) -> None:
         """Close the connection (its worker thread ends with it).
 
@@ -392,7 +433,7 @@ class Database:
         except apsw.Error as exc:
             log.warning("closing %s: %s; forcing it", self.path, describe_sqlite_error(exc))
             self._writer.close(force=True)
-        await _close(self._aconn, self.path)
+        await close_async(self._aconn, self.path)
         if self._moved:
             removed = await trio.to_thread.run_sync(_remove_stale_sidecars, self._files)
             if removed:
@@ -421,7 +462,8 @@ def _as_store_error(request: Request, error: BaseException) -> StoreError:
     return store_error
 
 
-async def _close(aconn: apsw.AsyncConnection, path: Path) -> None:
+async def close_async(aconn: apsw.AsyncConnection, path: Path) -> None:
+    """Close a trio-mode connection, forcing it if a plain close fails."""
     try:
         await aconn.aclose()
     except apsw.Error as exc:

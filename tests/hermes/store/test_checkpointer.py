@@ -1,0 +1,109 @@
+"""WAL checkpoints run in the store's ``checkpointer`` child, beside the writes."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import apsw
+import pytest
+import trio
+
+from actors import ActorSystem
+from hermes.model.types import Message, TextBlock
+from hermes.store import StoreActor, StoreClient
+from hermes.store import checkpointer as checkpointer_module
+from hermes.store.database import CHECKPOINT_PAGES, checkpoint_passive
+
+CHUNK = "z" * 40_000
+"""About ten WAL pages per message."""
+
+
+class Gate:
+    """Stands in for ``checkpoint_passive`` in the checkpointer's worker thread: counts
+    the calls, can hold them until released, can fail the next one."""
+
+    def __init__(self, hold: bool = False) -> None:
+        self.entered = threading.Event()
+        self.released = threading.Event()
+        self.fail_next = False
+        self.completed = 0
+        if not hold:
+            self.released.set()
+
+    def __call__(self, conn: apsw.Connection) -> None:
+        self.entered.set()
+        if not self.released.wait(10):
+            raise RuntimeError("the test never released the checkpoint")
+        if self.fail_next:
+            self.fail_next = False
+            raise apsw.IOError("disk I/O error (injected)")
+        checkpoint_passive(conn)
+        self.completed += 1
+
+
+async def spawn(system: ActorSystem, store_dir: Path) -> StoreClient:
+    return StoreClient(await system.spawn(StoreActor(store_dir), name="store"))
+
+
+async def fill_wal(store: StoreClient, session: str, start: int, pages: int) -> int:
+    """Append messages until about ``pages`` WAL pages were written; the next seq."""
+    seq = start
+    for _ in range(pages // 10 + 1):
+        role: Literal["user", "assistant"] = "user" if seq % 2 == 0 else "assistant"
+        await store.append(session, Message(role, (TextBlock(CHUNK),)), expected_seq=seq)
+        seq += 1
+    return seq
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll: the checkpointer's thread makes the progress, there is no event to wait on."""
+    with trio.fail_after(10):
+        while not condition():  # noqa: ASYNC110
+            await trio.sleep(0.005)
+
+
+async def test_the_store_writes_while_a_checkpoint_runs(
+    system: ActorSystem, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate(hold=True)
+    monkeypatch.setattr(checkpointer_module, "checkpoint_passive", gate)
+    store = await spawn(system, store_dir)
+    assert system.lookup("/store/checkpointer") is not None
+    with trio.fail_after(20):
+        info = await store.create_session(model="m")
+        seq = await fill_wal(store, info.id, 0, CHECKPOINT_PAGES)
+        assert await trio.to_thread.run_sync(gate.entered.wait, 10)
+        # The checkpoint is held in the checkpointer's thread: the store serves on.
+        for _ in range(5):
+            role: Literal["user", "assistant"] = "user" if seq % 2 == 0 else "assistant"
+            await store.append(info.id, Message(role, (TextBlock("still here"),)), expected_seq=seq)
+            seq += 1
+        assert (await store.get_session(info.id)).message_count == seq
+        assert gate.completed == 0
+        gate.released.set()
+        await until(lambda: gate.completed >= 1)
+
+
+async def test_a_failed_checkpoint_is_logged_and_the_next_one_runs(
+    system: ActorSystem,
+    store_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gate = Gate()
+    gate.fail_next = True
+    monkeypatch.setattr(checkpointer_module, "checkpoint_passive", gate)
+    store = await spawn(system, store_dir)
+    with caplog.at_level(logging.WARNING, logger="hermes.store.checkpointer"):
+        info = await store.create_session(model="m")
+        seq = await fill_wal(store, info.id, 0, CHECKPOINT_PAGES)
+        await until(lambda: "injected" in caplog.text)
+        assert f"checkpoint of {store_dir / 'hermes.db'} failed" in caplog.text
+        await fill_wal(store, info.id, seq, CHECKPOINT_PAGES)
+        await until(lambda: gate.completed >= 1)
+    assert system.lookup("/store/checkpointer") is not None  # it did not crash
+    assert (await store.get_session(info.id)).message_count > seq
