@@ -322,7 +322,7 @@ class Database:
         if runs_inline(request):
             return self.run_inline(request)
         self._check_usable(request)
-        if request.writes and not isinstance(request, IndexPending):
+        if request.writes and request.moves_tails:
             # The worker's write may change what the inline appends knew.
             self._tails.forget(getattr(request, "session_id", None))
         abort = Abort()

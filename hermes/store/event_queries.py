@@ -45,6 +45,7 @@ class AppendEvents(Request):
     """Store a batch (any sessions); rows already stored (same session and seq) are replaced."""
 
     op: ClassVar[str] = "append_events"
+    moves_tails: ClassVar[bool] = False
 
     events: tuple[StoredEvent, ...]
     keep: int = 20_000

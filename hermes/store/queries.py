@@ -156,7 +156,7 @@ def _handle(
     if tails is not None:
         if isinstance(request, AppendMessages):
             return append_messages(conn, request, abort, tails)
-        if request.writes:
+        if request.writes and request.moves_tails:
             tails.forget(getattr(request, "session_id", None))
     return handler(conn, request, abort)
 

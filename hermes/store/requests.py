@@ -23,6 +23,10 @@ class Request:
 
     op: ClassVar[str] = "request"
     writes: ClassVar[bool] = True
+    moves_tails: ClassVar[bool] = True
+    """A write that may change where a transcript ends or whether its session is
+    open: the store's ``TailCache`` forgets the session first. False for writes
+    that leave messages and the session row's length and end alone."""
 
 
 # -- writes ----------------------------------------------------------------------------
@@ -81,6 +85,7 @@ class IndexPending(Request):
     """
 
     op: ClassVar[str] = "index_pending"
+    moves_tails: ClassVar[bool] = False
 
 
 @attrs.frozen(slots=True)
@@ -109,6 +114,7 @@ class Compact(Request):
 @attrs.frozen(slots=True)
 class AddUsage(Request):
     op: ClassVar[str] = "add_usage"
+    moves_tails: ClassVar[bool] = False
 
     session_id: str
     usage: Usage
@@ -117,6 +123,7 @@ class AddUsage(Request):
 @attrs.frozen(slots=True)
 class SetTitle(Request):
     op: ClassVar[str] = "set_title"
+    moves_tails: ClassVar[bool] = False
 
     session_id: str
     title: str | None
@@ -206,6 +213,7 @@ class RecordProcessStart(Request):
     """Insert a process row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_process_start"
+    moves_tails: ClassVar[bool] = False
 
     record: ProcessRecord
 
@@ -215,6 +223,7 @@ class RecordProcessFinish(Request):
     """Mark a running process ``exited``, ``killed`` or ``lost``; a no-op if already finished."""
 
     op: ClassVar[str] = "record_process_finish"
+    moves_tails: ClassVar[bool] = False
 
     process_id: str
     status: ProcessRecordStatus
@@ -226,6 +235,7 @@ class ClaimProcess(Request):
     """Make this daemon process the owner of a running process (adoption after a restart)."""
 
     op: ClassVar[str] = "claim_process"
+    moves_tails: ClassVar[bool] = False
 
     process_id: str
     owner_pid: int
@@ -255,6 +265,7 @@ class RecordDelegationStart(Request):
     """Insert a delegation row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_delegation_start"
+    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
     session_id: str
@@ -266,6 +277,7 @@ class RecordDelegationFinish(Request):
     """Mark a running delegation ``finished`` with its result; a no-op once finished."""
 
     op: ClassVar[str] = "record_delegation_finish"
+    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
     result: str
@@ -276,6 +288,7 @@ class RecordDelegationDelivered(Request):
     """Mark a finished delegation ``delivered`` (a turn took its result); idempotent."""
 
     op: ClassVar[str] = "record_delegation_delivered"
+    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
 

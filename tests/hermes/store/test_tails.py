@@ -9,11 +9,21 @@ import apsw
 import pytest
 import trio
 
-from hermes.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hermes.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from hermes.store import InvalidTranscript, SessionEnded, StoreClient
+from hermes.store.event_queries import AppendEvents, StoredEvent
 from hermes.store.queries import _tail, run_request
 from hermes.store.records import StoreConfig
-from hermes.store.requests import AppendMessages, CreateSession, ReplaceLast, Truncate
+from hermes.store.requests import (
+    AddUsage,
+    AppendMessages,
+    CreateSession,
+    EndSession,
+    GetSession,
+    ReplaceLast,
+    SetTitle,
+    Truncate,
+)
 from hermes.store.schema import configure, migrate
 from hermes.store.tails import TailCache
 from hermes.store.validate import Tail
@@ -88,6 +98,26 @@ def test_other_writes_to_the_session_are_not_trusted_to_the_cache() -> None:
         run_request(conn, AppendMessages(sid, (Message.user("again"),), 1), tails=cache)
     run_request(conn, AppendMessages(sid, (reply(TextBlock("c")),), 1), tails=cache)
     assert cache.lookup(sid) == _tail(conn, sid, 2)
+
+
+def test_writes_that_leave_the_transcript_alone_keep_the_entries() -> None:
+    conn, cache = connection(), TailCache()
+    sid = run_request(conn, CreateSession("m")).id
+    other = run_request(conn, CreateSession("m")).id
+    run_request(conn, AppendMessages(sid, (Message.user("a"),), 0), tails=cache)
+    run_request(conn, AppendMessages(other, (Message.user("x"),), 0), tails=cache)
+    kept = {sid: cache.lookup(sid), other: cache.lookup(other)}
+    # The daemon's event log (no session field) used to make the cache forget everything.
+    event = StoredEvent(sid, 1, "TextDelta", 1.0, b"\x80")
+    run_request(conn, AppendEvents((event,)), tails=cache)
+    run_request(conn, SetTitle(sid, "a title"), tails=cache)
+    run_request(conn, AddUsage(sid, Usage(1, 2)), tails=cache)
+    assert {sid: cache.lookup(sid), other: cache.lookup(other)} == kept
+    run_request(conn, EndSession(other, "done"), tails=cache)  # this one does move it
+    assert cache.lookup(other) is None and cache.lookup(sid) == kept[sid]
+    run_request(conn, AppendMessages(sid, (reply(TextBlock("b")),), 1), tails=cache)
+    assert cache.lookup(sid) == _tail(conn, sid, 2)
+    assert run_request(conn, GetSession(sid)).title == "a title"
 
 
 def test_a_stale_entry_fails_its_claim_and_the_append_reads_the_database() -> None:
