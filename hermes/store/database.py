@@ -186,22 +186,30 @@ def runs_inline(request: Request) -> bool:
 
 
 class WalWatch:
-    """The WAL's size after the last commit; ``due`` once it reaches ``CHECKPOINT_PAGES``.
+    """The WAL's size after the last commit; ``due`` each time it grew by another
+    ``CHECKPOINT_PAGES`` (counted from its last restart).
 
     Installed as the WAL hook of both connections, which replaces SQLite's own
     auto-checkpoint on them: a commit then never checkpoints (and fsyncs) itself.
+    Not on every commit past the mark: while writes go on beside a checkpoint the
+    WAL is not restarted, and asking again at each commit would checkpoint (and
+    fsync) over and over.
     """
 
-    __slots__ = ("due", "pages")
+    __slots__ = ("_next", "due", "pages")
 
     def __init__(self) -> None:
         self.due = False
         self.pages = 0
+        self._next = CHECKPOINT_PAGES
 
     def hook(self, _conn: apsw.Connection, _name: str, pages: int) -> int:
+        if pages < self.pages:  # restarted from the beginning
+            self._next = CHECKPOINT_PAGES
         self.pages = pages
-        if pages >= CHECKPOINT_PAGES:
+        if pages >= self._next:
             self.due = True
+            self._next = pages + CHECKPOINT_PAGES
         return apsw.SQLITE_OK
 
 

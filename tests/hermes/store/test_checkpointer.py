@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import apsw
 import pytest
@@ -16,7 +16,7 @@ from actors import ActorSystem
 from hermes.model.types import Message, TextBlock
 from hermes.store import StoreActor, StoreClient
 from hermes.store import checkpointer as checkpointer_module
-from hermes.store.database import CHECKPOINT_PAGES, checkpoint_passive
+from hermes.store.database import CHECKPOINT_PAGES, WalWatch, checkpoint_passive
 
 CHUNK = "z" * 40_000
 """About ten WAL pages per message."""
@@ -107,3 +107,21 @@ async def test_a_failed_checkpoint_is_logged_and_the_next_one_runs(
         await until(lambda: gate.completed >= 1)
     assert system.lookup("/store/checkpointer") is not None  # it did not crash
     assert (await store.get_session(info.id)).message_count > seq
+
+
+def test_a_checkpoint_is_asked_for_once_per_checkpoint_pages_grown() -> None:
+    watch = WalWatch()
+    conn = cast(apsw.Connection, None)
+    asked = []
+    for pages in (10, CHECKPOINT_PAGES - 1, CHECKPOINT_PAGES, CHECKPOINT_PAGES + 5):
+        watch.hook(conn, "main", pages)
+        asked.append(watch.due)
+        watch.due = False
+    # Past the mark, a commit beside a running checkpoint does not ask again...
+    assert asked == [False, False, True, False]
+    watch.hook(conn, "main", 2 * CHECKPOINT_PAGES)
+    assert watch.due and watch.pages == 2 * CHECKPOINT_PAGES  # ...until it grew as much again
+    watch.due = False
+    watch.hook(conn, "main", 3)  # the WAL was restarted: counting starts over
+    watch.hook(conn, "main", CHECKPOINT_PAGES)
+    assert watch.due
