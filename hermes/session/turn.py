@@ -439,38 +439,47 @@ class TurnActor(Actor):
             self._detail = (
                 f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
             )
-        landed, landings = trio.open_memory_channel[None](len(calls))
+        if self._end is not None:
+            collector = self._collector = BatchCollector(calls, on_result=self._on_result)
+            collector.stop_reason = "the turn was ended: " + self._detail
+        elif len(calls) == 1:
+            # Its one result completes the batch and the final write follows at once:
+            # no early flush to arrange (most batches; a flusher costs a task and a nursery).
+            collector = self._collector = BatchCollector(calls, on_result=self._on_result)
+            await self._run_calls(calls, collector)
+        else:
+            landed, landings = trio.open_memory_channel[None](len(calls))
 
-        def on_result(index: int, result: ToolResult) -> None:
-            self._on_result(index, result)
-            landed.send_nowait(None)
+            def on_result(index: int, result: ToolResult) -> None:
+                self._on_result(index, result)
+                landed.send_nowait(None)
 
-        collector = BatchCollector(calls, on_result=on_result)
-        self._collector = collector
-        if self._end is None:
-            config = self.deps.config
-            policy = BatchPolicy(
-                call_timeout=config.call_timeout, max_parallel=config.max_parallel_tools
-            )
+            collector = self._collector = BatchCollector(calls, on_result=on_result)
             flush_errors: list[StoreError] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._flush_results, collector, landings, flush_errors)
                 async with landed:
-                    await run_batch(
-                        calls,
-                        registry,
-                        self._tools_ctx(),
-                        policy=policy,
-                        collector=collector,
-                        invoke=worker_invoker(self.ctx, registry),
-                    )
+                    await self._run_calls(calls, collector)
             if flush_errors:
                 raise flush_errors[0]
-        else:
-            collector.stop_reason = "the turn was ended: " + self._detail
         results = self._guarded(collector.results())
         await self._write_results(results, self.controls.take_steers())
         self._collector = None
+
+    async def _run_calls(self, calls: list[ToolCall], collector: BatchCollector) -> None:
+        """Run one batch of calls in tool workers, results into ``collector``."""
+        config, registry = self.deps.config, self.deps.registry
+        policy = BatchPolicy(
+            call_timeout=config.call_timeout, max_parallel=config.max_parallel_tools
+        )
+        await run_batch(
+            calls,
+            registry,
+            self._tools_ctx(),
+            policy=policy,
+            collector=collector,
+            invoke=worker_invoker(self.ctx, registry),
+        )
 
     async def _flush_results(
         self,
