@@ -49,7 +49,7 @@ from .introspect import trio_task_count
 from .liveness import LivenessSpec
 from .mailbox import MailboxConfig, MailboxStats, Overflow
 from .messages import Down, Exit, MonitorRef, Stale
-from .ref import ActorRef
+from .ref import ActorRef, kill_all
 from .stall import LoopStallDetector, StallReport
 from .system import ActorSystem, open_system
 from .timers import Timer
@@ -94,6 +94,7 @@ __all__ = [
     "current_path",
     "is_count",
     "is_number",
+    "kill_all",
     "open_system",
     "trio_task_count",
     "tune_gc",

@@ -342,17 +342,32 @@ class ActorCell:
             await trio.lowlevel.checkpoint()
             assert self.exit_reason is not None
             return self.exit_reason
-        caller = current_cell.get()
+        self.check_killable_by(current_cell.get())
+        self.begin_kill(reason)
+        return await self.wait_killed()
+
+    def check_killable_by(self, caller: ActorCell | None) -> None:
+        """An actor cannot kill itself and wait (it would wait for its own exit)."""
         if caller is self:
             raise RuntimeError(f"actor {self.path} cannot kill itself and wait; raise instead")
+
+    def begin_kill(self, reason: ExitReason) -> None:
+        """The first half of ``kill_and_wait``: cancel now, without waiting."""
+        if self.state is State.EXITED:
+            return
+        caller = current_cell.get()
         if caller is not None and caller is self.parent:
             self.linked_to_parent = False  # the parent asked; the exit is its answer
         self.kill(reason)
-        grace = self.system.kill_grace
-        if await self._wait_exit_until(self._hard_deadline + KILL_MARGIN * grace):
-            assert self.exit_reason is not None
-            return self.exit_reason
-        return self.report_unkillable(f"still running {grace:g}s after being cancelled")
+
+    async def wait_killed(self) -> ExitReason:
+        """The second half: the exit, or ``unkillable`` once the kill grace is over."""
+        if self.state is not State.EXITED:
+            grace = self.system.kill_grace
+            if not await self._wait_exit_until(self._hard_deadline + KILL_MARGIN * grace):
+                return self.report_unkillable(f"still running {grace:g}s after being cancelled")
+        assert self.exit_reason is not None
+        return self.exit_reason
 
     def report_unkillable(self, detail: str) -> ExitReason:
         """Record that this actor ignores cancellation; its owner will move on without it."""

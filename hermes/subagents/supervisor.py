@@ -51,6 +51,7 @@ from actors import (
     Overflow,
     Reply,
     Timer,
+    kill_all,
 )
 from hermes.session import (
     Cancel,
@@ -509,10 +510,7 @@ class SubagentSupervisor(Actor):
     async def _kill(self, children: list[_Child], why: str) -> None:
         """Kill the runners of ``children`` at once (each subtree goes with its runner)."""
         reason = ExitReason.cancelled(by=self.ctx.path, detail=why)
-        async with trio.open_nursery() as nursery:
-            for child in children:
-                if child.ref is not None:
-                    nursery.start_soon(child.ref.kill, reason)
+        await kill_all([child.ref for child in children if child.ref is not None], reason)
         await self._end_killed(children)
         for child in children:
             await self._finish(child)
