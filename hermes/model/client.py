@@ -19,7 +19,6 @@ import anthropic
 import httpx2
 import trio
 from anthropic.types import Message as WireMessage
-from anthropic.types import RawMessageStreamEvent
 
 from .convert import StreamAssembler, WireCache, estimate_tokens, request_body
 from .errors import FailureReason, ModelError, RecoveryHints, StreamProblem, classify
@@ -162,7 +161,7 @@ class ModelClient:
                     cast_to=WireMessage,
                     content=body,
                     stream=True,
-                    stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+                    stream_cls=anthropic.AsyncStream[object],  # events as decoded JSON
                 )
                 problem: StreamProblem | None = None
                 async with stream:

@@ -260,11 +260,12 @@ def estimate_tokens(request: ModelRequest) -> int:
 
 
 def _usage(raw: Any, base: Usage | None = None) -> Usage:
-    """Usage from an SDK usage object; fields it lacks keep ``base``'s values."""
+    """Usage from a stream event's ``usage`` object; fields it lacks keep ``base``'s values."""
     base = base or Usage()
+    raw = raw if isinstance(raw, dict) else {}
 
     def field(name: str, default: int) -> int:
-        value = getattr(raw, name, None)
+        value = raw.get(name)
         return int(value) if value is not None else default
 
     return Usage(
@@ -278,11 +279,14 @@ def _usage(raw: Any, base: Usage | None = None) -> Usage:
 
 
 class StreamAssembler:
-    """Turns raw SDK stream events into our events and the final ``ModelResponse``.
+    """Turns raw stream events into our events and the final ``ModelResponse``.
 
-    ``feed`` returns the events to publish for one raw event; ``finish`` checks
-    the stream's contract (it ended with ``message_stop``) and returns the
-    response. Broken contracts raise ``StreamProblem``.
+    A raw event is the event's JSON object as the SDK decoded it from the SSE
+    stream (``AsyncStream[object]``: the SDK's own pydantic event models cost
+    about 5% of a busy daemon's CPU and nothing here needs them). ``feed``
+    returns the events to publish for one raw event; ``finish`` checks the
+    stream's contract (it ended with ``message_stop``) and returns the response.
+    Broken contracts and malformed events raise ``StreamProblem``.
 
     Tool arguments that are not a JSON object raise too, unless
     ``lenient_tool_input``: then the block gets ``{}`` and the problem is
@@ -303,69 +307,84 @@ class StreamAssembler:
         self._kinds: dict[int, tuple[str, ...]] = {}
 
     def feed(self, event: Any) -> list[ModelEvent]:
-        kind = event.type
+        try:
+            return self._feed(event)
+        except (KeyError, TypeError, AttributeError) as exc:
+            kind = event.get("type") if isinstance(event, dict) else type(event).__name__
+            raise StreamProblem(
+                FailureReason.MALFORMED_OUTPUT,
+                f"malformed {kind!r} stream event ({type(exc).__name__}: {exc}): "
+                f"{str(event)[:200]}",
+            ) from None
+
+    def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
+        kind = event["type"]
         if kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
+            return self._delta(event["index"], event["delta"])
         if kind == "content_block_start":
-            return self._start(event.index, event.content_block)
+            return self._start(event["index"], event["content_block"])
         if kind == "content_block_stop":
-            return self._stop(event.index)
+            return self._stop(event["index"])
         if kind == "message_start":
-            message = event.message
-            self.id, self.model = message.id, message.model
-            self.usage = _usage(message.usage)
+            message = event["message"]
+            self.id, self.model = message["id"], message["model"]
+            self.usage = _usage(message.get("usage"))
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            self.stop_sequence = event.delta.stop_sequence
-            self.usage = _usage(event.usage, self.usage)  # cumulative: overwrite
+            delta = event["delta"]
+            self.stop_reason = delta.get("stop_reason")
+            self.stop_sequence = delta.get("stop_sequence")
+            self.usage = _usage(event.get("usage"), self.usage)  # cumulative: overwrite
         elif kind == "message_stop":
             self.stopped = True
         return []  # ping and unknown events carry nothing for us
 
-    def _start(self, index: int, block: Any) -> list[ModelEvent]:
-        kind = block.type
+    def _start(self, index: int, block: dict[str, Any]) -> list[ModelEvent]:
+        kind = block["type"]
         self._parts[index] = []
         if kind == "text":
             self._kinds[index] = ("text",)
-            if block.text:
-                self._parts[index].append(block.text)
+            if block.get("text"):
+                self._parts[index].append(block["text"])
             return []
         if kind == "tool_use":
-            self._kinds[index] = ("tool_use", block.id, block.name)
-            return [ToolUseStart(index, block.id, block.name)]
+            self._kinds[index] = ("tool_use", block["id"], block["name"])
+            return [ToolUseStart(index, block["id"], block["name"])]
         if kind == "thinking":
             self._kinds[index] = ("thinking",)
-            self._parts[index].append(block.thinking or "")
-            self._blocks[index] = ThinkingBlock("", block.signature or "")
+            self._parts[index].append(block.get("thinking") or "")
+            self._blocks[index] = ThinkingBlock("", block.get("signature") or "")
             return []
         if kind == "redacted_thinking":
             self._kinds[index] = ("redacted",)
-            self._blocks[index] = RedactedThinkingBlock(block.data)
+            self._blocks[index] = RedactedThinkingBlock(block["data"])
             return []
         self._kinds[index] = ("other",)
         return []
 
-    def _delta(self, index: int, delta: Any) -> list[ModelEvent]:
-        kind = delta.type
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[ModelEvent]:
+        kind = delta["type"]
         parts = self._parts.get(index)
         if parts is None:
             raise StreamProblem(
                 FailureReason.STREAM_TRUNCATED, f"delta for block {index} before its start"
             )
         if kind == "text_delta":
-            parts.append(delta.text)
-            return [TextDelta(index, delta.text)]
+            text = delta["text"]
+            parts.append(text)
+            return [TextDelta(index, text)]
         if kind == "input_json_delta":
-            parts.append(delta.partial_json)
-            return [ToolInputDelta(index, delta.partial_json)]
+            fragment = delta["partial_json"]
+            parts.append(fragment)
+            return [ToolInputDelta(index, fragment)]
         if kind == "thinking_delta":
-            parts.append(delta.thinking)
-            return [ThinkingDelta(index, delta.thinking)]
+            thinking = delta["thinking"]
+            parts.append(thinking)
+            return [ThinkingDelta(index, thinking)]
         if kind == "signature_delta":
             current = self._blocks.get(index)
             signature = current.signature if isinstance(current, ThinkingBlock) else ""
-            self._blocks[index] = ThinkingBlock("", signature + delta.signature)
-            return [SignatureDelta(index, delta.signature)]
+            self._blocks[index] = ThinkingBlock("", signature + delta["signature"])
+            return [SignatureDelta(index, delta["signature"])]
         return []
 
     def _stop(self, index: int) -> list[ModelEvent]:

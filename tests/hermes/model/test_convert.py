@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -32,8 +31,10 @@ EVENT = TypeAdapter(RawMessageStreamEvent)
 
 
 def sdk(data: dict[str, Any]) -> Any:
-    """A real SDK stream event object, parsed as the SDK parses the wire."""
-    return EVENT.validate_python(data)
+    """A stream event as the client hands it to the assembler: the JSON object the
+    SDK decoded, checked here against the SDK's own event schema."""
+    EVENT.validate_python(data)
+    return data
 
 
 def message_start(input_tokens: int = 10, cache_read: int = 0) -> Any:
@@ -137,7 +138,7 @@ def test_assembler_builds_thinking_text_and_tool_use_with_events() -> None:
     events = []
     raw = [
         message_start(input_tokens=12, cache_read=100),
-        SimpleNamespace(type="future_event"),  # unknown events are ignored
+        {"type": "future_event", "index": 0},  # unknown events are ignored
         block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
         delta(0, {"type": "thinking_delta", "thinking": "let me "}),
         delta(0, {"type": "thinking_delta", "thinking": "think"}),
@@ -200,6 +201,25 @@ def test_malformed_tool_arguments_are_classified(fragments: list[str], needle: s
         assembler.feed(block_stop(0))
     assert caught.value.reason is FailureReason.MALFORMED_OUTPUT
     assert needle in str(caught.value) and "terminal" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("event", "needle"),
+    [
+        ({"type": "content_block_delta", "index": 0}, "'content_block_delta'"),
+        ({"type": "content_block_start", "index": 1, "content_block": None}, "content_block"),
+        ({"index": 0}, "None"),
+        ("not an object", "'str'"),
+    ],
+)
+def test_a_malformed_stream_event_is_a_clear_stream_problem(event: Any, needle: str) -> None:
+    assembler = StreamAssembler()
+    assembler.feed(message_start())
+    assembler.feed(block_start(0, {"type": "text", "text": ""}))
+    with pytest.raises(StreamProblem) as caught:
+        assembler.feed(event)
+    assert caught.value.reason is FailureReason.MALFORMED_OUTPUT
+    assert "malformed" in str(caught.value) and needle in str(caught.value)
 
 
 def test_tool_use_without_arguments_is_an_empty_object() -> None:
