@@ -369,9 +369,15 @@ class Database:
         return self._wal.pages
 
     async def checkpoint(self) -> None:
-        """A passive checkpoint in the worker thread, now (the owner's writes wait)."""
+        """A passive checkpoint in the worker thread, now (the owner's writes wait).
+
+        A failure is logged, not raised: the WAL only grows until the next one.
+        """
         with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
-            await self._aconn.async_run(checkpoint_passive, cast(apsw.Connection, self._aconn))
+            try:
+                await self._aconn.async_run(checkpoint_passive, cast(apsw.Connection, self._aconn))
+            except apsw.Error as exc:  # (another running at once is no error: it returns -1s)
+                log.warning("checkpoint of %s failed: %s", self.path, describe_sqlite_error(exc))
 
     def _check_usable(self, request: Request) -> None:
         if self.broken is not None:

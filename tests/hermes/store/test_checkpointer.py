@@ -16,7 +16,8 @@ from actors import ActorSystem
 from hermes.model.types import Message, TextBlock
 from hermes.store import StoreActor, StoreClient
 from hermes.store import checkpointer as checkpointer_module
-from hermes.store.database import CHECKPOINT_PAGES, WalWatch, checkpoint_passive
+from hermes.store import database as database_module
+from hermes.store.database import CHECKPOINT_PAGES, WAL_LIMIT_PAGES, WalWatch, checkpoint_passive
 
 CHUNK = "z" * 40_000
 """About ten WAL pages per message."""
@@ -125,3 +126,27 @@ def test_a_checkpoint_is_asked_for_once_per_checkpoint_pages_grown() -> None:
     watch.hook(conn, "main", 3)  # the WAL was restarted: counting starts over
     watch.hook(conn, "main", CHECKPOINT_PAGES)
     assert watch.due
+
+
+async def test_past_the_wal_limit_the_store_checkpoints_itself_and_survives_a_failure(
+    system: ActorSystem,
+    store_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    held = Gate(hold=True)  # the checkpointer never catches up...
+    monkeypatch.setattr(checkpointer_module, "checkpoint_passive", held)
+    paused = Gate()
+    paused.fail_next = True  # ...and the store's own first checkpoint fails
+    monkeypatch.setattr(database_module, "checkpoint_passive", paused)
+    store = await spawn(system, store_dir)
+    try:
+        with caplog.at_level(logging.WARNING, logger="hermes.store.database"):
+            info = await store.create_session(model="m")
+            seq = await fill_wal(store, info.id, 0, WAL_LIMIT_PAGES)
+            await until(lambda: "injected" in caplog.text)
+            seq = await fill_wal(store, info.id, seq, CHECKPOINT_PAGES)
+            await until(lambda: paused.completed >= 1)  # the next one ran, writes paused
+        assert (await store.get_session(info.id)).message_count == seq  # still serving
+    finally:
+        held.released.set()
