@@ -60,8 +60,6 @@ class Checkpointer(Actor):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.completed = 0
-        """Checkpoints run to the end (for ``hermes tree`` readers and tests)."""
         self._conn: apsw.AsyncConnection | None = None
         self._opened: FileIdentity | None = None
 
@@ -78,8 +76,6 @@ class Checkpointer(Actor):
             if scope.cancelled_caught:
                 log.warning("checkpoint of %s: over %gs, abandoned", self.path, CHECKPOINT_TIMEOUT)
                 await self._close()
-                return
-            self.completed += 1
         except apsw.Error as exc:
             log.warning("checkpoint of %s failed: %s", self.path, describe_sqlite_error(exc))
             await self._close()
