@@ -18,6 +18,9 @@ from typing import Any
 
 _CACHE_MARKER = b'"cache_control"'
 
+_encode_sorted = json.JSONEncoder(sort_keys=True).encode
+"""``json.dumps(value, sort_keys=True)`` with one encoder object for every call."""
+
 
 def estimate_tokens(nbytes: int) -> int:
     """About 4 bytes per token, at least 1."""
@@ -91,7 +94,7 @@ class PromptCache:
         marks: list[tuple[str, int]] = []
         for element in _prefix_elements(body):
             marked = _has_marker(element)
-            data = json.dumps(_strip_marker(element), sort_keys=True).encode()
+            data = _encode_sorted(_strip_marker(element) if marked else element).encode()
             running.update(data)
             nbytes += len(data)
             tokens = min(total, estimate_tokens(nbytes))
