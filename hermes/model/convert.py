@@ -2,8 +2,8 @@
 
 Requests go out as the JSON body the SDK would send for the same params
 (``request_body``; ``request_params`` gives the params as plain dicts); stream
-events come in as the SDK's raw event objects and are turned into ours by
-``StreamAssembler``. No other module touches SDK types.
+events come in as the JSON objects the SDK decoded from the SSE stream and are
+turned into ours by ``StreamAssembler``. No other module touches wire shapes.
 """
 
 from __future__ import annotations
