@@ -2,7 +2,7 @@
 
 Writes grow the WAL; once it holds ``CHECKPOINT_PAGES`` a passive checkpoint
 copies it back into the database file so it can be reused. Under load one
-takes 10-25 ms (it fsyncs). Run by the store actor itself, every request that
+takes 2-10 ms (it copies and fsyncs). Run by the store actor itself, every request that
 arrived meanwhile waited behind it: a cancelled turn's last write too, which
 made cancels slow exactly when the daemon was busy. So the store hands the
 checkpoint to this child actor, which runs it in the worker thread of its own
@@ -17,7 +17,8 @@ up with a steady stream of them, though, and the WAL is only reused once one
 has: past ``WAL_LIMIT_PAGES`` the store checkpoints with its writes paused.
 Before each checkpoint the path is checked to still name the file the
 connection has open, so a replaced database is never checkpointed through a
-stale descriptor.
+stale descriptor. (``checkpoint_passive`` reads the schema first: through a
+connection that has not read the database yet, SQLite checkpoints nothing.)
 """
 
 from __future__ import annotations

@@ -32,18 +32,21 @@ class Gate:
         self.released = threading.Event()
         self.fail_next = False
         self.completed = 0
+        self.results: list[tuple[int, int]] = []
         if not hold:
             self.released.set()
 
-    def __call__(self, conn: apsw.Connection) -> None:
+    def __call__(self, conn: apsw.Connection) -> tuple[int, int]:
         self.entered.set()
         if not self.released.wait(10):
             raise RuntimeError("the test never released the checkpoint")
         if self.fail_next:
             self.fail_next = False
             raise apsw.IOError("disk I/O error (injected)")
-        checkpoint_passive(conn)
+        result = checkpoint_passive(conn)
+        self.results.append(result)
         self.completed += 1
+        return result
 
 
 async def spawn(system: ActorSystem, store_dir: Path) -> StoreClient:
@@ -87,6 +90,34 @@ async def test_the_store_writes_while_a_checkpoint_runs(
         assert gate.completed == 0
         gate.released.set()
         await until(lambda: gate.completed >= 1)
+
+
+def test_a_fresh_connection_checkpoints_every_frame(tmp_path: Path) -> None:
+    # A connection that never read the database has not opened its WAL: SQLite's
+    # checkpoint through it copied nothing and returned (-1, -1) (the checkpointer's
+    # own connection is such a one).
+    writer = apsw.Connection(str(tmp_path / "w.db"))
+    writer.pragma("journal_mode", "wal")
+    writer.execute("CREATE TABLE t (x)")
+    for _ in range(20):
+        writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    fresh = apsw.Connection(str(tmp_path / "w.db"))
+    frames, copied = checkpoint_passive(fresh)
+    assert frames > 20 and copied == frames
+
+
+async def test_the_checkpointer_copies_the_wal_back(
+    system: ActorSystem, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    monkeypatch.setattr(checkpointer_module, "checkpoint_passive", gate)
+    store = await spawn(system, store_dir)
+    with trio.fail_after(20):
+        info = await store.create_session(model="m")
+        await fill_wal(store, info.id, 0, CHECKPOINT_PAGES)
+        await until(lambda: gate.completed >= 1)
+    frames, copied = gate.results[0]
+    assert frames >= CHECKPOINT_PAGES and copied > 0
 
 
 async def test_a_failed_checkpoint_is_logged_and_the_next_one_runs(
