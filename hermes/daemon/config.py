@@ -26,6 +26,7 @@ import attrs
 from hermes.store import StoreLane
 
 from .paths import Paths, resolve_paths
+from .sessions_view import SessionsView
 
 DEMO_MODEL = "hermes-demo"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -372,6 +373,8 @@ class Settings:
     started_at: float = 0.0
     store_lane: StoreLane = attrs.field(factory=StoreLane)
     """Shared by the store actor and the actors' store clients (see ``hermes/store/actor.py``)."""
+    sessions_view: SessionsView = attrs.field(factory=SessionsView)
+    """Filled by the sessions manager, read by its clients (see ``sessions_view.py``)."""
 
 
 def prepare(env: Mapping[str, str] | None = None) -> tuple[Config, Paths]:

@@ -59,6 +59,7 @@ from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders, Providers
 from .session_settings import compression_settings, memory_store, review_settings
+from .sessions_view import SessionsView
 
 log = logging.getLogger("hermes.daemon.sessions")
 
@@ -217,6 +218,7 @@ class SessionsManager(Actor):
             DynamicSupervisor(template, intensity=10, period=10.0), name="sup", shutdown=60.0
         )
         self.sup = SupervisorClient(self.sup_ref, timeout=SESSION_SHUTDOWN + 5)
+        self.settings.sessions_view.attach(self._running_entry)
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -252,6 +254,13 @@ class SessionsManager(Actor):
             subagents=self.subagents.host(),
             memory=self.memory,
         )
+
+    def _running_entry(self, session_id: str) -> Entry | None:
+        """The entry of a running session, None for any other (``SessionsView``)."""
+        live = self.live.get(session_id)
+        if live is None or not live.running or live.handle is None:
+            return None
+        return self._entry(session_id, live)
 
     def _entry(self, session_id: str, live: _Live) -> Entry:
         """What callers need of a running session (the registry looked up by its path)."""
@@ -411,15 +420,21 @@ class SessionsManager(Actor):
         return {"closed": session_id, "turn_cancelled": result is not None}
 
     async def on_stop(self, reason: ExitReason) -> None:
+        self.settings.sessions_view.detach(self._running_entry)
         log.info("sessions manager stopping: %s", reason.describe())
 
 
 class ManagerClient:
-    """Typed calls to the manager; ``Failed`` answers are raised."""
+    """Typed calls to the manager; ``Failed`` answers are raised.
 
-    def __init__(self, ref: Any, timeout: float = 30.0) -> None:
+    With a ``view``, a running session is looked up without a call
+    (``sessions_view.py``).
+    """
+
+    def __init__(self, ref: Any, timeout: float = 30.0, view: SessionsView | None = None) -> None:
         self.ref = ref
         self.timeout = timeout
+        self.view = view
 
     async def call(self, message: object, timeout: float | None = None) -> Any:
         answer = await self.ref.call(message, timeout=timeout or self.timeout)
@@ -428,5 +443,8 @@ class ManagerClient:
         return answer
 
     async def lookup(self, session_id: str) -> Entry:
+        running = self.view.running(session_id) if self.view is not None else None
+        if running is not None:
+            return running
         entry: Entry = await self.call(Lookup(session_id))
         return entry
