@@ -9,7 +9,8 @@ tools need. From then on the session:
 - forwards a soft ``Interrupt`` to the supervisor (cast: it interrupts the
   running children and stops the queued ones);
 - calls ``Cancel`` on it after a hard cancel of the turn (it returns once
-  every child subtree is gone, processes reaped);
+  every child subtree is gone, processes reaped), unless the supervisor says
+  it is idle (``HostedChildren.idle``);
 - forwards ``ListSubagents`` / ``SteerSubagent`` / ``StopSubagent`` (the
   owner's verbs) and relays the answer;
 - stops it before anything else on close, and starts a new one if it crashes.
@@ -57,6 +58,8 @@ class HostedChildren:
 
     ref: ActorRef
     services: Mapping[type[Any], object] = attrs.field(factory=dict)
+    idle: Callable[[], bool] | None = None
+    """True while a hard stop would find nothing to stop (read synchronously)."""
 
 
 class ChildHost(Protocol):
@@ -112,10 +115,16 @@ class SubagentLink:
             raise SessionError(f"the subagent supervisor did not answer: {error}") from error
 
     async def cancel_all(self, reason: str) -> None:
-        """Hard-stop every child (inline and background); returns when all are gone."""
+        """Hard-stop every child (inline and background); returns when all are gone.
+
+        Without the call when the supervisor says it is idle: a cancel then costs no
+        round trip (the turn that could have delegated is already gone).
+        """
         if not self.alive:
             return
         assert self.hosted is not None
+        if self.hosted.idle is not None and self.hosted.idle():
+            return
         try:
             await self.hosted.ref.call(Cancel(reason), timeout=CHILDREN_TIMEOUT)
         except (ActorExited, CallTimeout) as error:

@@ -11,8 +11,9 @@ from hermes.fake import Endless, FakeProvider, Hang, MessagesRequest, Reply, Too
 from hermes.session import SessionHandle
 from hermes.store import StoreClient
 from hermes.subagents import SubagentFinished, SubagentInfo, UnknownSubagent
+from hermes.subagents.supervisor import SubagentSupervisor
 
-from .conftest import Parent, child_of, pids_named, script_parent
+from .conftest import Parent, child_of, is_parent, pids_named, script_parent
 from .test_delegate import parent_result_text
 
 
@@ -56,6 +57,60 @@ async def test_a_hard_cancel_of_the_parent_kills_every_child_and_its_processes_a
     assert runtime.gate.running == 0 and runtime.running_ids == ()
     children = await store.list_sessions(parent_id=parent.id)
     assert len(children) == 3 and all(c.ended_at is not None for c in children)
+
+
+async def test_a_cancel_with_no_children_skips_the_supervisor_round_trip(
+    fake: FakeProvider, open_parent: Parent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handled: list[str] = []
+    receive = SubagentSupervisor.receive
+
+    async def spy(self: SubagentSupervisor, message: object) -> object:
+        handled.append(type(message).__name__)
+        return await receive(self, message)
+
+    monkeypatch.setattr(SubagentSupervisor, "receive", spy)
+    fake.when(Endless(event_delay=0.01), predicate=is_parent, times=1)
+    parent, _ = await open_parent()
+    with parent.subscribe() as sub:
+        await parent.prompt("stream forever")
+        with trio.fail_after(5):
+            async for event in sub.receive:
+                if type(event.payload).__name__ == "TextDelta":
+                    break
+    cancelled = await parent.cancel()
+    assert cancelled.result is not None and cancelled.result.reason.value == "cancelled"
+    assert "Cancel" not in handled  # idle: nothing to stop, no call
+    # With a batch running the supervisor is not idle, and the cancel goes to it.
+    script_parent(fake, {"tasks": [{"goal": "stream with a process 1"}]})
+    fake.when(background_then_stream, predicate=child_of("stream with a process"))
+    await parent.prompt("go")
+    await wait_listed(parent, lambda ls: len(ls) == 1 and ls[0].state == "running")
+    await parent.cancel()
+    assert "Cancel" in handled
+
+
+def test_the_supervisor_is_idle_only_with_no_batch_and_nothing_in_its_mailbox() -> None:
+    supervisor = SubagentSupervisor.__new__(SubagentSupervisor)
+    depth = [0]
+
+    class Ctx:
+        @property
+        def mailbox_depth(self) -> int:
+            return depth[0]
+
+    supervisor.ctx = Ctx()  # type: ignore[assignment]
+    supervisor._batches = {}
+    supervisor._in_hand = False
+    assert supervisor.idle()
+    depth[0] = 1  # a Delegate may be waiting: a stop must reach it
+    assert not supervisor.idle()
+    depth[0] = 0
+    supervisor._in_hand = True
+    assert not supervisor.idle()
+    supervisor._in_hand = False
+    supervisor._batches = {"d-1": object()}  # type: ignore[dict-item]
+    assert not supervisor.idle()
 
 
 async def test_a_soft_interrupt_is_forwarded_and_a_task_admitted_after_it_never_starts(
