@@ -128,7 +128,7 @@ class GatewayActor(Actor):
         store_ref = system.lookup(parent.path + "/store")
         if manager_ref is None or store_ref is None:
             raise RuntimeError("the gateway starts after the store and the sessions manager")
-        manager = ManagerClient(manager_ref)
+        manager = ManagerClient(manager_ref, view=self.settings.sessions_view)
         config = self.settings.config
         memory = memory_store(config, config.data_dir(self.settings.paths))
         services = Services(
@@ -316,12 +316,19 @@ class WsClient:
 
     async def _writer(self) -> None:
         async for data in self.out_recv:
-            with trio.move_on_after(WRITE_TIMEOUT) as scope:
-                await self.ws.send_message(data)
-            if scope.cancelled_caught:
-                log.warning("%s: client too slow to take a frame; disconnecting", self.path)
-                await self.ws.aclose(1008, "too slow")
-                return
+            while True:
+                with trio.move_on_after(WRITE_TIMEOUT) as scope:
+                    await self.ws.send_message(data)
+                if scope.cancelled_caught:
+                    log.warning("%s: client too slow to take a frame; disconnecting", self.path)
+                    await self.ws.aclose(1008, "too slow")
+                    return
+                try:
+                    # Frames already queued go out without another wait on the channel:
+                    # each wait is a scheduler pass, a few ms on a loaded daemon.
+                    data = self.out_recv.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
 
     def _encode(self, frame: dict[str, Any]) -> str | bytes:
         try:
