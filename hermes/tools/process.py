@@ -73,8 +73,16 @@ class Member:
 
 
 def group_members(pgid: int) -> list[Member]:
-    """Every process whose process group is ``pgid``, from ``/proc``."""
+    """Every process whose process group is ``pgid``, from ``/proc``.
+
+    An empty group (the usual case once a command's leader is reaped) is answered
+    by one ``killpg(pgid, 0)`` instead of reading every process's ``stat``: the
+    scan costs about 15 us per process on the machine, milliseconds per command
+    on a workstation running hundreds.
+    """
     members: list[Member] = []
+    if group_empty(pgid):
+        return members
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -163,7 +171,7 @@ async def _group_gone(process: trio.Process, timeout: float) -> bool:
     if process.returncode is None:
         return False
     left = max(0.0, deadline - trio.current_time())
-    return await _wait_until(lambda: group_empty(pgid) or not live_members(pgid), left)
+    return await _wait_until(lambda: not live_members(pgid), left)
 
 
 async def kill_group(
@@ -189,7 +197,7 @@ async def kill_group(
     if process.returncode is not None:
         # Only after the leader is reaped: waitpid(-pgid) must not steal it from trio.
         await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
-    members = [] if group_empty(pgid) else group_members(pgid)
+    members = group_members(pgid)
     return KillReport(
         sigkill,
         tuple(m.pid for m in members if not m.zombie),
@@ -267,7 +275,7 @@ def group_empty(pgid: int) -> bool:
 
 def _reaped_and_gone(pgid: int) -> bool:
     reap_group(pgid)
-    return group_empty(pgid) or not group_members(pgid)
+    return not group_members(pgid)
 
 
 async def run_command(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import trio
 
 from hermes.tools import enable_subreaper, run_command
+from hermes.tools import process as process_module
 from hermes.tools.process import OutputCapture, group_members
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -24,6 +26,21 @@ def kill_and_reap(pid: int) -> None:
     """A process that left our group on purpose: kill it and reap it (we are its subreaper)."""
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
+
+
+def test_an_empty_group_is_answered_without_reading_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert [m.pid for m in group_members(sleeper.pid)] == [sleeper.pid]  # the scan
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    def no_scan(path: str) -> list[str]:
+        raise AssertionError(f"listed {path}")
+
+    monkeypatch.setattr(process_module.os, "listdir", no_scan)
+    assert group_members(sleeper.pid) == []  # gone and reaped: one killpg, no scan
 
 
 def test_capture_keeps_head_and_tail() -> None:
