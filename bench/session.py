@@ -2,6 +2,7 @@
 
 The model is the fake provider in a child process (``bench/session_fake.py``,
 fixed rules keyed on markers in the prompt), so its CPU is not charged to us.
+The cyclic collector runs with the daemon's thresholds (``actors.tune_gc``).
 The store is a real SQLite file in a temporary directory; its worker thread is
 part of this process, so its CPU is part of the session's. Figures:
 
@@ -444,6 +445,9 @@ async def measure_with(url: str, sizes: Sizes, reps: int) -> dict[str, Any]:
 
 
 def measure(sizes: Sizes, reps: int) -> dict[str, Any]:
+    from actors import tune_gc
+
+    tune_gc()  # as the daemon runs (and ``bench subagents``); the direct calls share it
     with scripted_fake() as url:
         results = trio.run(measure_with, url, sizes, reps)
     results["targets_met"] = targets_met(results, TARGETS)
