@@ -77,8 +77,8 @@ def group_members(pgid: int) -> list[Member]:
 
     An empty group (the usual case once a command's leader is reaped) is answered
     by one ``killpg(pgid, 0)`` instead of reading every process's ``stat``: the
-    scan costs about 15 us per process on the machine, milliseconds per command
-    on a workstation running hundreds.
+    scan costs 10-15 us per process on the machine (measured), so milliseconds per
+    command on a workstation running hundreds.
     """
     members: list[Member] = []
     if group_empty(pgid):
