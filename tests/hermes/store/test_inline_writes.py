@@ -37,11 +37,13 @@ async def test_inline_writes_checkpoint_the_wal(
     chunk = "y" * 40_000  # ~10 pages per message
     with trio.fail_after(30):
         info = await store.create_session(model="m")
-        for seq in range(300):  # ~12 MB through the inline connection
+        for seq in range(600):  # ~24 MB through the inline connection
             role = "user" if seq % 2 == 0 else "assistant"
             await store.append(info.id, Message(role, (TextBlock(chunk),)), expected_seq=seq)
-        assert (await store.get_session(info.id)).message_count == 300
+        assert (await store.get_session(info.id)).message_count == 600
     wal = (tmp_path / "data" / "hermes.db-wal").stat().st_size
     page = 4096
-    # Without checkpoints the WAL would hold all ~12 MB.
-    assert wal < 3 * CHECKPOINT_PAGES * page, wal
+    # Without checkpoints the WAL would hold all ~24 MB. Past the limit a paused
+    # checkpoint can still meet one of the checkpointer's and copy only part: the next
+    # one is asked for CHECKPOINT_PAGES later, so allow several of those (8 MB).
+    assert wal < 8 * CHECKPOINT_PAGES * page, wal
