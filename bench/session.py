@@ -10,8 +10,9 @@ part of this process, so its CPU is part of the session's. Figures:
   session, each turn = model call -> three cheap tool calls (``read_file``
   a.txt, ``terminal true``, ``read_file`` b.txt) -> model answer, divided by
   the CPU of the same work done directly: ``ModelClient.complete`` with the
-  very requests the session sent (recorded) and ``registry.call`` for the same
-  tool calls. Median of ``--reps`` repetitions, each of 10 fresh sessions of
+  very requests the session sent (recorded; on a client of its own, which
+  encodes each message once as the session's does) and ``registry.call`` for
+  the same tool calls. Median of ``--reps`` repetitions, each of 10 fresh sessions of
   4 turns (a short conversation: a long history makes the model calls dearer
   and hides the session's own cost), each session replayed directly right
   after it; only the turns are timed, not the sessions' start and close.
@@ -135,6 +136,10 @@ class Bench:
     system: ActorSystem
     store: CountingStore
     client: RecordingClient
+    direct_client: ModelClient
+    """For the direct calls: a client of their own, so its ``WireCache`` encodes each
+    message the first time it sees it, as the session's did (with the session's client
+    the replay would find every message already encoded)."""
     registry: ToolRegistry
     config: SessionConfig
     problems: list[str] = attrs.field(factory=list)
@@ -157,10 +162,11 @@ async def open_bench(url: str, tmp: Path) -> AsyncIterator[Bench]:
     os.mkfifo(work / script.FIFO_NAME)
     config = SessionConfig(model=MODEL, cwd=work, spill_dir=tmp / "spill", load_context_files=False)
     client = RecordingClient(api_key=API_KEY, base_url=url, trust_env=False, retry=RetryPolicy())
-    async with open_system("bench-session", shutdown_timeout=30.0) as system, client:
+    direct = ModelClient(api_key=API_KEY, base_url=url, trust_env=False, retry=RetryPolicy())
+    async with open_system("bench-session", shutdown_timeout=30.0) as system, client, direct:
         spawned = await spawn_store(system, tmp / "data", register=None)
         store = CountingStore(spawned.target, timeout=spawned.timeout, lane=spawned.lane)
-        yield Bench(system, store, client, default_registry(), config)
+        yield Bench(system, store, client, direct, default_registry(), config)
 
 
 # -- turn overhead -----------------------------------------------------------------------
@@ -203,7 +209,7 @@ async def session_turns(bench: Bench, turns: int) -> tuple[float, int, list[Mode
 async def direct_turns(bench: Bench, requests: list[ModelRequest]) -> float:
     """CPU seconds of the same model calls and tool calls, without the session."""
     ctx = ToolContext.create(bench.config.cwd, bench.config.spill_dir)
-    client, registry = bench.client, bench.registry
+    client, registry = bench.direct_client, bench.registry
     start = time.process_time()
     for index, request in enumerate(requests):
         response = await client.complete(request)
