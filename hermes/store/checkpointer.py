@@ -64,6 +64,14 @@ class Checkpointer(Actor):
         self._conn: apsw.AsyncConnection | None = None
         self._opened: FileIdentity | None = None
 
+    async def on_start(self) -> None:
+        # Open now, not at the first checkpoint: the daemon's threads and descriptors
+        # are then fixed from its start (a soak watching them saw a late step).
+        try:
+            await self._connection()
+        except apsw.Error as exc:  # the first checkpoint tries again
+            log.warning("checkpointer for %s: %s", self.path, describe_sqlite_error(exc))
+
     async def receive(self, message: object) -> None:
         if not isinstance(message, Checkpoint):
             raise TypeError(f"the checkpointer runs Checkpoint messages, not {message!r}")

@@ -158,7 +158,8 @@ async def test_no_worker_thread_outlives_the_store(store_dir: Path) -> None:
             ref = await system.spawn(actor, name="store")
             store = StoreClient(ref)
             await store.create_session(model="m")
-            assert len(worker_threads()) == before + 1
+            # The store's connection and its checkpointer's (opened at its start).
+            assert len(worker_threads()) == before + 2
             # A dropped connection is closed before the next one opens.
             assert actor._db is not None
             await actor._db.connection.aclose()
@@ -166,7 +167,7 @@ async def test_no_worker_thread_outlives_the_store(store_dir: Path) -> None:
                 await store.list_sessions()
             await store.list_sessions()
             assert actor.reopened == 1
-            assert len(worker_threads()) == before + 1
+            assert len(worker_threads()) == before + 2
         for _ in range(100):
             if len(worker_threads()) == before:
                 break
