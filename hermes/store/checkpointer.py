@@ -4,10 +4,11 @@ Writes grow the WAL; once it holds ``CHECKPOINT_PAGES`` a passive checkpoint
 copies it back into the database file so it can be reused. Under load one
 takes 2-10 ms (it copies and fsyncs). Run by the store actor itself, every
 request that arrived meanwhile waited behind it: a cancelled turn's last write
-too, which made cancels slow exactly when the daemon was busy. So the store hands the
-checkpoint to this child actor, which runs it in the worker thread of its own
-connection. A passive checkpoint neither blocks nor waits for writers or
-readers (WAL mode), so the store goes on serving meanwhile.
+too, which made cancels slow exactly when the daemon was busy. So the store
+hands the checkpoint to this child actor, which runs it in the worker thread
+of its own connection (opened as it starts). A passive checkpoint neither
+blocks nor waits for writers or readers (WAL mode), so the store goes on
+serving meanwhile.
 
 The mailbox holds one request: asks that arrive while one is queued are merged
 into it (the sender gets ``MailboxFull`` and drops its ask). A failed
