@@ -226,9 +226,15 @@ def checkpoint_passive(conn: apsw.Connection) -> tuple[int, int]:
     Returns SQLite's (frames in the WAL, frames copied back). A connection that has
     not read the database yet has not opened its WAL, and SQLite checkpoints nothing
     through it (returning -1s): so the schema is read first, which costs microseconds.
+    SQLite runs one checkpoint at a time and refuses a second with ``BusyError``;
+    the one running copies these frames too, so that is ``(-1, -1)``, not a failure
+    (the checkpointer's and the store's paused one do meet).
     """
-    conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
-    frames, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
+        frames, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+    except apsw.BusyError:
+        return -1, -1
     return frames, copied
 
 
@@ -386,7 +392,7 @@ class Database:
         with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
             try:
                 await self._aconn.async_run(checkpoint_passive, cast(apsw.Connection, self._aconn))
-            except apsw.Error as exc:  # (another running at once is no error: it returns -1s)
+            except apsw.Error as exc:  # (another one running at once is no error: -1s)
                 log.warning("checkpoint of %s failed: %s", self.path, describe_sqlite_error(exc))
 
     def _check_usable(self, request: Request) -> None:
