@@ -1,10 +1,12 @@
 """The actor cell: one actor's task, cancel scopes, mailbox and lifecycle.
 
-A cell runs its actor as one trio task in a nursery owned by its parent (see
-``host.py``). Everything an actor does to the world goes through its cell, and
-everything that happens to an actor (stop, kill, link exits, monitors) is
-settled here, in one place, without locks: the cell's bookkeeping runs
-synchronously on the trio thread.
+A cell runs its actor as one trio task in the system's root nursery: the
+supervision tree is the cells' (``parent``, ``children``), not trio's task
+tree, so a child that ignores cancellation can never keep its parent from
+returning, and a parent's end costs no task of its own. Everything an actor
+does to the world goes through its cell, and everything that happens to an
+actor (stop, kill, link exits, monitors) is settled here, in one place,
+without locks: the cell's bookkeeping runs synchronously on the trio thread.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from .teardown import KILL_MARGIN, State, terminate
 from .timers import Timer, TimerQueue
 
 if TYPE_CHECKING:
-    from .host import ChildHost
     from .system import ActorSystem
 
 log = logging.getLogger("actors")
@@ -48,13 +49,13 @@ class ActorCell:
     """Runtime state of one actor incarnation. Internal: actor code uses ``ActorContext``."""
 
     __slots__ = (
+        "_children_gone",
         "_cleanup_scope",
         "_current",
         "_current_deferred",
         "_deferred",
         "_exited_event",
         "_hard_deadline",
-        "_host",
         "_kill_reason",
         "_links",
         "_liveness",
@@ -122,7 +123,7 @@ class ActorCell:
         self.last_activity: str | None = None
         self.children: dict[str, ActorCell] | None = None
         self.recent_exits: deque[tuple[str, ExitReason, float]] | None = None
-        self._host: ChildHost | None = None
+        self._children_gone: trio.Event | None = None
         self._scope: trio.CancelScope | None = None
         self._cleanup_scope: trio.CancelScope | None = None
         self._kill_reason: ExitReason | None = None
@@ -180,7 +181,7 @@ class ActorCell:
             elif reason is None:
                 reason = ExitReason.cancelled(by=None)
         except trio.Cancelled as exc:
-            # Cancelled from outside: the parent's host nursery or the system.
+            # Cancelled from outside: the system is closing its root nursery.
             # That is a hard stop, so cleanup gets the kill grace.
             if self._kill_reason is None:
                 self._kill_reason = ExitReason.cancelled(
@@ -381,8 +382,8 @@ class ActorCell:
             elif parent.children is not None:
                 if parent.children.get(self.ref.name) is self:
                     del parent.children[self.ref.name]
-                if parent._host is not None and not parent.children:
-                    parent._host.note_empty()
+                if not parent.children:
+                    parent.note_childless()
             self.system.registry.release(self)
             self.system.note_unkillable(self)
             self.system.events.publish(UnkillableReported(self.path, detail))
@@ -427,8 +428,8 @@ class ActorCell:
         self.recent_exits.append((child.path, reason, trio.current_time()))
         if signal:
             self.on_link_exit(child, reason)
-        if self._host is not None and not children:
-            self._host.note_empty()
+        if not children:
+            self.note_childless()
 
     def on_link_exit(self, peer: ActorCell, reason: ExitReason) -> None:
         """A linked actor exited: trap it as a message, or die too unless it was normal."""
@@ -509,11 +510,19 @@ class ActorCell:
     def current_sender(self) -> ActorRef | None:
         return self._current.sender if self._current is not None else None
 
-    async def host_nursery(self) -> trio.Nursery:
-        """The nursery this actor's children run in, created on first use."""
-        if self._host is None:
-            self._host = await self.system.open_host(self.path)
-        return self._host.nursery
+    def note_childless(self) -> None:
+        """The last child has exited (or was detached): wake ``wait_childless``."""
+        event = self._children_gone
+        if event is not None:
+            self._children_gone = None
+            event.set()
+
+    async def wait_childless(self) -> None:
+        """Wait until this actor has no children left."""
+        if self.children:
+            if self._children_gone is None:
+                self._children_gone = trio.Event()
+            await self._children_gone.wait()
 
 
 def _path_of(cell: ActorCell | None) -> str | None:

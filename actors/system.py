@@ -20,7 +20,6 @@ from .envelope import ReplySlot
 from .errors import NameTaken, NotRunning, StartFailed
 from .events import ActorStarted, EventBus
 from .exits import ExitReason
-from .host import ChildHost
 from .introspect import recent_exits, snapshot
 from .mailbox import MailboxConfig
 from .ref import ActorRef
@@ -120,9 +119,8 @@ class ActorSystem:
             raise NotRunning(f"actor {parent.path} is {parent.state.value}; it cannot spawn")
         _check_budget("shutdown", shutdown)
         _check_budget("start_timeout", start_timeout)
-        # The only await before the cell exists; nothing below checkpoints until
-        # the name is taken, so two spawns cannot race for it.
-        nursery = self._nursery if parent is None else await parent.host_nursery()
+        # Nothing below checkpoints until the name is taken, so two spawns cannot
+        # race for it.
         cell_id = next(self._ids)
         segment = name if name is not None else f"{type(actor).__name__.lower()}-{cell_id}"
         if not isinstance(segment, str) or not segment or "/" in segment:
@@ -155,7 +153,9 @@ class ActorSystem:
         has_start = type(actor).on_start is not Actor.on_start
         if has_start:
             cell._start_slot = slot = ReplySlot()
-        nursery.start_soon(cell.run, name=path)
+        # Every actor's task runs in the root nursery; the tree is the cells' (see
+        # "How an actor maps onto trio" in docs/architecture.md).
+        self._nursery.start_soon(cell.run, name=path)
         if self.events.has_subscribers:
             self.events.publish(ActorStarted(path, cell.actor_class, restarts))
         if not has_start:
@@ -175,11 +175,6 @@ class ActorSystem:
             )
             raise StartFailed(path, reason)
         return cell.ref
-
-    async def open_host(self, path: str) -> ChildHost:
-        """Start the host task for the children of the actor at ``path``."""
-        host: ChildHost = await self._nursery.start(ChildHost().run, name=f"{path} (children)")
-        return host
 
     # -- look-up -------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ from .exits import ExitKind, ExitReason
 if TYPE_CHECKING:
     from .cell import ActorCell
     from .envelope import Envelope
-    from .host import ChildHost
     from .system import ActorSystem
 
 log = logging.getLogger("actors")
@@ -63,7 +62,7 @@ async def terminate(cell: ActorCell, reason: ExitReason) -> None:
     """Stop children, run the stop hook, then settle everything. Never raises."""
     cell.state = State.STOPPING
     try:
-        if cell.children or cell._host is not None:
+        if cell.children:
             await stop_children(cell)
         actor = cell.actor
         if actor is not None and type(actor).on_stop is not Actor.on_stop:
@@ -119,35 +118,24 @@ async def stop_children(cell: ActorCell) -> None:
                 cell._kill_reason = ExitReason.killed(
                     "did not stop its children within its shutdown budget"
                 )
-    host = cell._host
-    if host is None:
-        return
-    if not graceful:
+    if not graceful and cell.children:
         cell._enter_hard_mode()
         deadline = max(
             cell._hard_deadline - KILL_MARGIN * cell.system.kill_grace, trio.current_time()
         )
         stop = ExitReason.cancelled(by=cell.path, detail="parent is stopping")
-        for child in list((cell.children or {}).values()):
+        for child in list(cell.children.values()):
             child.tighten_hard_deadline(deadline)
             child.kill(stop)
-        if cell.children:
-            await await_children_gone(cell, host)
-        if host.nursery.child_tasks:
-            # Backstop for anything left (reported unkillable). Skipped when the
-            # nursery is empty: cancelling a scope makes trio walk its cancel-status
-            # tree, ~20 us per parent, and a mass cancel tears down hundreds.
-            host.cancel()
-    host.close()
+        await await_children_gone(cell)
 
 
-async def await_children_gone(cell: ActorCell, host: ChildHost) -> None:
+async def await_children_gone(cell: ActorCell) -> None:
     """Wait for cancelled children until the hard deadline; report the rest unkillable."""
     with trio.CancelScope(shield=True, deadline=cell._hard_deadline) as scope:
         cell._cleanup_scope = scope
         try:
-            if cell.children:
-                await host.next_empty().wait()
+            await cell.wait_childless()
         finally:
             cell._cleanup_scope = None
     for child in list((cell.children or {}).values()):
@@ -222,7 +210,7 @@ def release(cell: ActorCell) -> None:
     ``ActorExited`` calls.
     """
     cell.actor = None
-    cell._host = None
+    cell._children_gone = None
     cell._scope = None
     cell._cleanup_scope = None
     cell._current = None

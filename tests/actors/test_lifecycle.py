@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors import (
     Actor,
@@ -315,6 +316,20 @@ async def test_killing_a_parent_cancels_all_its_children(system: ActorSystem) ->
     # Every child's stop hook saw the cancellation, and the parent's hook ran last.
     assert sorted(log[:3]) == [(t, ExitKind.CANCELLED) for t in ("a", "b", "c")]
     assert log[3:] == [("parent", ExitKind.CANCELLED)]
+
+
+async def test_an_actor_tree_is_one_trio_task_per_actor(system: ActorSystem) -> None:
+    """No task of its own for a parent's children: a tree of 4 actors is 4 tasks, all
+    in the root nursery, so a parent's end never waits for a task of its own."""
+    from actors import trio_task_count
+
+    before = trio_task_count()
+    family = Family([])
+    ref = await system.spawn(family, name="family")
+    assert trio_task_count() == before + 4
+    await ref.kill()
+    await trio.testing.wait_all_tasks_blocked()
+    assert trio_task_count() == before
 
 
 class SpawnsWhileStopping(Actor):
