@@ -52,6 +52,7 @@ from .messages import Down, Exit, MonitorRef, Stale
 from .ref import ActorRef, kill_all
 from .stall import LoopStallDetector, StallReport
 from .system import ActorSystem, open_system
+from .tasks import OwnedTask
 from .timers import Timer
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "NameTaken",
     "NotRunning",
     "Overflow",
+    "OwnedTask",
     "Reply",
     "Stale",
     "StallReport",

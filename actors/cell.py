@@ -23,12 +23,13 @@ from .checks import is_number
 from .context import ActorContext
 from .current import current_cell
 from .envelope import Envelope, ReplySlot
-from .errors import ActorExited, MailboxFull
+from .errors import ActorExited, MailboxFull, NotRunning
 from .events import UnkillableReported
 from .exits import ExitReason
 from .mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
 from .messages import PROBE, Down, Exit, MonitorRef, _Probe, _Stop
 from .ref import ActorRef
+from .tasks import OwnedTask, TaskFunction, run_owned
 from .teardown import KILL_MARGIN, State, terminate
 from .timers import Timer, TimerQueue
 
@@ -67,6 +68,8 @@ class ActorCell:
         "_start_slot",
         "_stop_deadline",
         "_stop_requested",
+        "_tasks",
+        "_tasks_gone",
         "_timers",
         "actor",
         "actor_class",
@@ -124,6 +127,8 @@ class ActorCell:
         self.children: dict[str, ActorCell] | None = None
         self.recent_exits: deque[tuple[str, ExitReason, float]] | None = None
         self._children_gone: trio.Event | None = None
+        self._tasks: set[OwnedTask] | None = None
+        self._tasks_gone: trio.Event | None = None
         self._scope: trio.CancelScope | None = None
         self._cleanup_scope: trio.CancelScope | None = None
         self._kill_reason: ExitReason | None = None
@@ -509,6 +514,32 @@ class ActorCell:
     @property
     def current_sender(self) -> ActorRef | None:
         return self._current.sender if self._current is not None else None
+
+    def start_task(self, fn: TaskFunction, name: str) -> OwnedTask:
+        """Start an owned task (``ActorContext.start_task``)."""
+        if self.state is not State.STARTING and self.state is not State.RUNNING:
+            raise NotRunning(f"actor {self.path} is {self.state.value}; it cannot start a task")
+        task = OwnedTask(name)
+        if self._tasks is None:
+            self._tasks = set()
+        self._tasks.add(task)
+        self.system.start_soon(run_owned, self, task, fn, name=f"{self.path} task {name}")
+        return task
+
+    def task_ended(self, task: OwnedTask) -> None:
+        tasks = self._tasks
+        if tasks is not None:
+            tasks.discard(task)
+            if not tasks and self._tasks_gone is not None:
+                self._tasks_gone.set()
+                self._tasks_gone = None
+
+    async def wait_taskless(self) -> None:
+        """Wait until every owned task has ended."""
+        if self._tasks:
+            if self._tasks_gone is None:
+                self._tasks_gone = trio.Event()
+            await self._tasks_gone.wait()
 
     def note_childless(self) -> None:
         """The last child has exited (or was detached): wake ``wait_childless``."""

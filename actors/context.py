@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .mailbox import MailboxConfig
     from .ref import ActorRef
     from .system import ActorSystem
+    from .tasks import OwnedTask, TaskFunction
 
 _monitor_ids = itertools.count(1)
 
@@ -152,6 +153,15 @@ class ActorContext:
             start_timeout=start_timeout,
             restarts=restarts,
         )
+
+    def start_task(self, fn: TaskFunction, *, name: str) -> OwnedTask:
+        """Run ``fn()`` as a task of this actor, in parallel with its receive loop.
+
+        It runs as the actor, ends with it (cancelled before its children stop and
+        before ``on_stop``), and crashes it if it raises; see ``actors/tasks.py``.
+        Raises ``NotRunning`` once the actor is stopping.
+        """
+        return self._cell.start_task(fn, name)
 
     def children(self) -> list[ActorRef]:
         """Live children in start order."""

@@ -176,6 +176,10 @@ class ActorSystem:
             raise StartFailed(path, reason)
         return cell.ref
 
+    def start_soon(self, fn: Any, *args: Any, name: str) -> None:
+        """Start a task in the root nursery (an actor's own task: ``ActorCell.start_task``)."""
+        self._nursery.start_soon(fn, *args, name=name)
+
     # -- look-up -------------------------------------------------------------------
 
     def whereis(self, name: str) -> ActorRef | None:

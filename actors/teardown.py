@@ -59,9 +59,12 @@ def cleanup_deadline(cell: ActorCell) -> float:
 
 
 async def terminate(cell: ActorCell, reason: ExitReason) -> None:
-    """Stop children, run the stop hook, then settle everything. Never raises."""
+    """End owned tasks, stop children, run the stop hook, then settle everything.
+    Never raises."""
     cell.state = State.STOPPING
     try:
+        if cell._tasks:
+            await stop_tasks(cell)
         if cell.children:
             await stop_children(cell)
         actor = cell.actor
@@ -91,6 +94,28 @@ async def run_stop_hook(cell: ActorCell, actor: Actor, reason: ExitReason) -> Ex
         by = cell._kill_reason.by if cell._kill_reason is not None else None
         return ExitReason.killed("stop hook did not finish within its budget", by=by)
     return reason
+
+
+async def stop_tasks(cell: ActorCell) -> None:
+    """Cancel the actor's owned tasks and wait for them within its cleanup deadline."""
+    tasks = cell._tasks
+    assert tasks is not None
+    for task in tasks:
+        task.cancel()
+    while cell._tasks:
+        with trio.CancelScope(shield=True, deadline=cleanup_deadline(cell)) as scope:
+            cell._cleanup_scope = scope
+            try:
+                await cell.wait_taskless()
+            finally:
+                cell._cleanup_scope = None
+        # Cut short by a kill: wait on, until the (now hard) deadline.
+        if not scope.cancelled_caught or trio.current_time() >= cleanup_deadline(cell):
+            break
+    if cell._tasks:
+        names = ", ".join(sorted(task.name for task in cell._tasks))
+        log.error("actor %s: task(s) %s did not end when cancelled; left behind", cell.path, names)
+        cell._tasks = None
 
 
 async def stop_children(cell: ActorCell) -> None:
@@ -211,6 +236,8 @@ def release(cell: ActorCell) -> None:
     """
     cell.actor = None
     cell._children_gone = None
+    cell._tasks = None
+    cell._tasks_gone = None
     cell._scope = None
     cell._cleanup_scope = None
     cell._current = None

@@ -2,8 +2,9 @@
 
     registry (ProcessRegistry, one per session)      answers list/poll/log/wait,
     |                                                  admits starts, pushes notices
-    |-- proc_1a2b3c (ProcessWatcher)                   owns one process group
-    |   `-- pump (Pump)                                reads output, waits for the exit
+    |-- proc_1a2b3c (ProcessWatcher)                   owns one process group; its
+    |                                                  OutputPump tasks read the output
+    |                                                  and wait for the exit
     `-- proc_4d5e6f (AdoptedWatcher)                   adopted after a daemon restart
 
 Tools reach it through ``ProcessService`` in their context
@@ -20,7 +21,8 @@ Tools reach it through ``ProcessService`` in their context
 | ``notices.py`` | ``ProcessNotice`` and its kinds |
 | ``state.py`` | ``ProcessState`` (live), ``ProcessInfo`` and results (snapshots) |
 | ``procfs.py`` | ``/proc``: start-time fingerprints, groups; killing a group by id |
-| ``pump.py`` / ``watcher.py`` / ``adopted.py`` | the watcher actors |
+| ``watcher.py`` / ``adopted.py`` | the watcher actors |
+| ``pump.py`` | ``OutputPump``: the watcher's tasks reading the pipe and waiting for the exit |
 | ``registry.py`` | ``ProcessRegistry`` and ``spawn_process_registry`` |
 | ``service.py`` | ``ProcessService``: the typed client tools use |
 | ``checkpoint.py`` / ``orphans.py`` | the crash checkpoint in the store; orphan listing/killing |

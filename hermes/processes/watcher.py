@@ -2,10 +2,11 @@
 
 It starts ``<shell> -c COMMAND`` in a new session (so a new process group
 whose id is the leader's pid), stdout and stderr merged into one pipe, stdin a
-pipe of its own. Its child ``Pump`` reads the output and waits for the exit;
-the watcher decodes the output into the process's ``OutputBuffer``, matches
-``watch_patterns`` line by line through its ``PatternLimiter``, serves kill
-and stdin requests, and tells its registry about pattern hits and its end.
+pipe of its own. Its ``OutputPump`` (two tasks the watcher owns) reads the
+output and waits for the exit; the watcher decodes the output into the
+process's ``OutputBuffer``, matches ``watch_patterns`` line by line through
+its ``PatternLimiter``, serves kill and stdin requests, and tells its
+registry about pattern hits and its end.
 
 The end, in every case, leaves nothing of the group behind:
 
@@ -40,7 +41,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, ActorRef, ExitReason, MailboxConfig, Overflow, Reply
+from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
 from hermes.tools.process import (
     KillReport,
     enable_subreaper,
@@ -70,7 +71,7 @@ from .messages import (
     Write,
 )
 from .procfs import start_time
-from .pump import Pump, Run
+from .pump import OutputPump
 from .state import ProcessInfo, ProcessState, ProcessStatus
 
 log = logging.getLogger(__name__)
@@ -214,9 +215,7 @@ class ProcessWatcher(WatcherBase):
         self._eof = False
         self._killed = False
         """A kill request found the leader still running."""
-        self._pump: ActorRef | None = None
-        self._pump_actor: Pump | None = None
-        self._pumps = 0
+        self._pump: OutputPump | None = None
         self._handing: _HandingOff | None = None
         self._ticket: Ticket | None = None
         self.transfer = transfer
@@ -240,31 +239,17 @@ class ProcessWatcher(WatcherBase):
             return
         spec, config, state = self.spec, self.config, self.state
         shell = _which(config.shell, spec.env.get("PATH"))
-        failed: OSError | None = None
-        async with trio.open_nursery() as nursery:
-            # The pump (and the host of this watcher's children) starts while the
-            # fork and exec run in trio's worker thread.
-            nursery.start_soon(self._spawn_pump)
-            try:
-                self.process = await trio.lowlevel.open_process(
-                    [shell, "-c", spec.command],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    cwd=spec.cwd,
-                    env=dict(spec.env),
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                failed = exc  # raised bare below, not wrapped in the nursery's group
-        if failed is not None:
-            await self._stop_helpers()
-            raise failed
-        process = self.process
-        assert process is not None and self._pump is not None
+        self.process = process = await trio.lowlevel.open_process(
+            [shell, "-c", spec.command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=spec.cwd,
+            env=dict(spec.env),
+            start_new_session=True,
+        )
         self._stdin, self._stdout = process.stdin, process.stdout
-        assert self._stdout is not None
-        await self._pump.cast(Run(process, self._stdout))
+        self._start_pump()
         state.pid = state.pgid = process.pid
         # Readable until we reap it, even if it already exited: it is our child.
         state.start_time = start_time(process.pid) or 0
@@ -274,24 +259,16 @@ class ProcessWatcher(WatcherBase):
             await self.checkpoint.started(state)  # on failure on_stop kills it
             self.recorded = True
 
-    async def _spawn_pump(self) -> None:
-        pump = Pump(self.ctx.self, self.config.read_chunk)
-        self._pumps += 1
-        name = "pump" if self._pumps == 1 else f"pump-{self._pumps}"
-        self._pump = await self.ctx.spawn(pump, name=name, shutdown=0)
-        self._pump_actor = pump
-
-    async def _resume_pump(self) -> None:
-        """A new pump over the same process and pipe (after a detach)."""
+    def _start_pump(self) -> None:
+        """Pump the process's output pipe (again, after a detach)."""
         process, stdout = self.process, self._stdout
         assert process is not None and stdout is not None
-        await self._spawn_pump()
-        assert self._pump is not None
-        await self._pump.cast(Run(process, stdout))
+        self._pump = OutputPump(self.ctx, self.config.read_chunk)
+        self._pump.start(process, stdout)
 
     async def _take_over(self) -> None:
         """Carry on with a handed-over process: pump it, move its checkpoint row here."""
-        await self._resume_pump()
+        self._start_pump()
         if self.checkpoint is not None and self.recorded:
             await self.checkpoint.moved(self.state)
 
@@ -313,7 +290,7 @@ class ProcessWatcher(WatcherBase):
             raise ProcessNotRunning(refusal)
         if self._handing is not None:
             raise ProcessError(f"Background process {self.state.id} is already being handed over.")
-        pump = self._pump_actor
+        pump = self._pump
         if pump is None or not pump.detach():
             # The pump delivered the end already: Exited is on its way.
             raise ProcessNotRunning(
@@ -324,21 +301,19 @@ class ProcessWatcher(WatcherBase):
     async def _detached(self, message: Detached) -> None:
         """Step 2: every output chunk is in; give the process to the parent's registry."""
         handing = self._handing  # cleared once settled; on_stop settles it if we are stopped
-        old, self._pump, self._pump_actor = self._pump, None, None
-        if old is not None:
-            await old.kill()
+        self._pump = None  # its tasks have ended: they sent this
         if message.pending:
             await self._on_output(message.pending)
         if handing is None:  # not expected: carry on as before
             if not self.finalized:
-                await self._resume_pump()
+                self._start_pump()
             return
         refusal = self._handoff_refusal()
         if refusal is not None:
             self._handing = None
             handing.reply.fail(ProcessNotRunning(refusal))
             if not self.finalized:
-                await self._resume_pump()  # it sees the end as usual
+                self._start_pump()  # it sees the end as usual
             return
         process = self.process
         assert process is not None
@@ -367,7 +342,7 @@ class ProcessWatcher(WatcherBase):
         if error is not None and ticket.abort():
             # Still ours: carry on watching it.
             handing.reply.fail(_handoff_error(state.id, error))
-            await self._resume_pump()
+            self._start_pump()
             return
         # Taken (even if its answer was lost): the parent owns it now.
         self._handed(request.to_session)
@@ -411,9 +386,9 @@ class ProcessWatcher(WatcherBase):
         return None
 
     async def _stop_helpers(self) -> None:
-        pump, self._pump, self._pump_actor = self._pump, None, None
+        pump, self._pump = self._pump, None
         if pump is not None:
-            await pump.kill()
+            pump.stop()
 
     async def _on_output(self, data: bytes) -> None:
         text = self._decoder.decode(data)

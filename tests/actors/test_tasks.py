@@ -1,0 +1,209 @@
+"""Owned tasks (``ctx.start_task``): run as the actor, end with it, crash it on failure."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from actors import (
+    Actor,
+    ActorSystem,
+    Exit,
+    ExitKind,
+    ExitReason,
+    NotRunning,
+    OwnedTask,
+    current_path,
+    trio_task_count,
+)
+
+
+class Ticker(Actor):
+    """Two owned tasks: one casts ticks to the actor itself, one waits forever."""
+
+    def __init__(self) -> None:
+        self.ticks: list[Any] = []
+        self.paths: list[str | None] = []
+        self.tasks: list[OwnedTask] = []
+        self.done_at_stop: list[bool] = []
+        self.stop_reason: ExitReason | None = None
+        self.three = trio.Event()
+
+    async def on_start(self) -> None:
+        self.tasks.append(self.ctx.start_task(self._tick, name="tick"))
+        self.tasks.append(self.ctx.start_task(trio.sleep_forever, name="idle"))
+
+    async def _tick(self) -> None:
+        self.paths.append(current_path())
+        for n in range(3):
+            await self.ctx.self.cast(("tick", n))
+        await trio.sleep_forever()
+
+    async def receive(self, message: Any) -> Any:
+        if message == "ticks":
+            return list(self.ticks)
+        if message == "cancel-idle":
+            self.tasks[1].cancel()
+            await self.tasks[1].wait()
+            return self.tasks[1].done
+        self.ticks.append(message)
+        if len(self.ticks) == 3:
+            self.three.set()
+        return None
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        self.stop_reason = reason
+        self.done_at_stop = [task.done for task in self.tasks]
+
+
+async def _ticks(ref: Any, actor: Ticker) -> list[Any]:
+    """The ticks the actor handled, once its task has sent all three."""
+    with trio.fail_after(5):
+        await actor.three.wait()
+    ticks: list[Any] = await ref.call("ticks")
+    return ticks
+
+
+async def test_a_task_runs_as_its_actor_and_its_casts_arrive(system: ActorSystem) -> None:
+    actor = Ticker()
+    ref = await system.spawn(actor, name="ticker")
+    assert await _ticks(ref, actor) == [("tick", 0), ("tick", 1), ("tick", 2)]
+    assert actor.paths == ["/ticker"]
+    await ref.stop()
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_tasks_end_before_on_stop_and_leave_no_task_behind(
+    system: ActorSystem, how: str
+) -> None:
+    before = trio_task_count()
+    actor = Ticker()
+    ref = await system.spawn(actor, name="ticker")
+    await _ticks(ref, actor)
+    assert trio_task_count() == before + 3  # the actor and its two tasks
+    reason = await (ref.stop() if how == "stop" else ref.kill())
+    assert reason.kind is (ExitKind.SHUTDOWN if how == "stop" else ExitKind.CANCELLED)
+    assert actor.done_at_stop == [True, True]
+    await trio.testing.wait_all_tasks_blocked()
+    assert trio_task_count() == before
+
+
+async def test_cancelling_one_task_leaves_the_actor_running(system: ActorSystem) -> None:
+    actor = Ticker()
+    ref = await system.spawn(actor, name="ticker")
+    assert await ref.call("cancel-idle") is True
+    assert actor.tasks[0].done is False
+    assert await _ticks(ref, actor)
+    await ref.stop()
+
+
+class Failing(Actor):
+    """Its task raises once it is told to."""
+
+    def __init__(self) -> None:
+        self.go = trio.Event()
+
+    async def on_start(self) -> None:
+        self.ctx.start_task(self._work, name="worker")
+
+    async def _work(self) -> None:
+        await self.go.wait()
+        raise ValueError("the pipe broke")
+
+    async def receive(self, message: Any) -> Any:
+        self.go.set()
+        return None
+
+
+class Trapper(Actor):
+    trap_exits = True
+
+    def __init__(self) -> None:
+        self.exits: list[Exit] = []
+        self.got = trio.Event()
+        self.child: Failing | None = None
+
+    async def on_start(self) -> None:
+        self.child = Failing()
+        await self.ctx.spawn(self.child, name="failing")
+
+    async def receive(self, message: Any) -> Any:
+        if isinstance(message, Exit):
+            self.exits.append(message)
+            self.got.set()
+        return None
+
+
+async def test_a_task_that_raises_crashes_its_actor_naming_the_task(
+    system: ActorSystem,
+) -> None:
+    trapper = Trapper()
+    ref = await system.spawn(trapper, name="trapper")
+    child = ref._cell.children["failing"].ref  # type: ignore[index]
+    await child.cast("go")
+    reason = await child.wait_exited()
+    assert reason.kind is ExitKind.ERROR
+    assert "ValueError: the pipe broke" in reason.describe()
+    assert "/trapper/failing in task worker" in reason.describe()
+    with trio.fail_after(5):
+        await trapper.got.wait()
+    assert trapper.exits[0].reason is reason
+    await ref.stop()
+
+
+class StartsTaskWhileStopping(Actor):
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        try:
+            self.ctx.start_task(trio.sleep_forever, name="late")
+        except NotRunning as exc:
+            self.error = exc
+
+
+async def test_a_stopping_actor_cannot_start_a_task(system: ActorSystem) -> None:
+    actor = StartsTaskWhileStopping()
+    ref = await system.spawn(actor, name="late")
+    await ref.stop()
+    assert isinstance(actor.error, NotRunning)
+    assert "cannot start a task" in str(actor.error)
+
+
+class Stubborn(Actor):
+    """Its task ignores cancellation until ``release`` is set."""
+
+    shutdown_budget = 0.2
+
+    def __init__(self, release: trio.Event) -> None:
+        self.release = release
+        self.stopped = False
+
+    async def on_start(self) -> None:
+        self.ctx.start_task(self._shielded, name="stubborn")
+
+    async def _shielded(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.release.wait()
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        self.stopped = True
+
+
+async def test_a_task_ignoring_cancellation_does_not_hold_its_actor(
+    system: ActorSystem, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = trio.Event()
+    actor = Stubborn(release)
+    ref = await system.spawn(actor, name="stubborn")
+    start = trio.current_time()
+    with caplog.at_level(logging.ERROR, logger="actors"):
+        reason = await ref.stop()
+    assert trio.current_time() - start < 1.0  # its budget (0.2 s), not the task's end
+    assert reason.kind is ExitKind.SHUTDOWN and actor.stopped
+    assert "task(s) stubborn did not end when cancelled" in caplog.text
+    release.set()  # let it end, so the system can close
