@@ -4,7 +4,9 @@
 |---|---|
 | ``config.py`` | ``SessionConfig`` and ``BusyMode`` |
 | ``session.py`` | ``SessionActor``: owns the conversation, takes prompts and verbs |
-| ``turn.py`` | ``TurnActor``: model calls and tool batches of one turn; settles history |
+| ``turn.py`` | ``TurnActor``: the loop of one turn (model calls, steers); settles history |
+| ``batch.py`` | ``TurnBatches``: a turn's tool batches, their results stored as they land |
+| ``outcome.py`` | ``TurnEnd`` and ``TurnResult``: how a turn ended |
 | ``workers.py`` | ``ToolWorker``: one actor per tool call |
 | ``control.py`` | ``TurnControls``: steers, redirects, the soft interrupt |
 | ``inputs.py`` | ``InputQueue``: prompts and machine input waiting for the next turn |
@@ -49,9 +51,10 @@ from .messages import (
     SteerSubagent,
     StopSubagent,
 )
+from .outcome import TurnEnd, TurnResult
 from .prompt import PromptParts, build_system_prompt, find_context_file
 from .session import Cancelled, SessionActor
-from .turn import TurnActor, TurnEnd, TurnResult
+from .turn import TurnActor
 from .workers import ToolWorker
 
 __all__ = [

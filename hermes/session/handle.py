@@ -37,8 +37,8 @@ from .messages import (
     SteerSubagent,
     StopSubagent,
 )
+from .outcome import TurnResult
 from .session import Cancelled, SessionActor
-from .turn import TurnResult
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -119,9 +119,7 @@ class SessionHandle:
         value: bool = await self._call(SetYolo(on), timeout)
         return value
 
-    async def compress(
-        self, focus: str | None = None, *, timeout: float | None = None
-    ) -> Accepted:
+    async def compress(self, focus: str | None = None, *, timeout: float | None = None) -> Accepted:
         """Compact the transcript (``/compress``): now when idle, else before the next step."""
         accepted: Accepted = await self._call(Compress(focus), timeout)
         return accepted

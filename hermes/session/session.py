@@ -95,9 +95,10 @@ from .messages import (
     SteerSubagent,
     StopSubagent,
 )
+from .outcome import TurnEnd, TurnResult
 from .prompt import session_system_prompt
 from .reviews import ReviewDue, ReviewHost
-from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnEnd, TurnResult
+from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps
 
 log = logging.getLogger(__name__)
 

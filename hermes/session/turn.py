@@ -2,10 +2,11 @@
 
 The session spawns one ``TurnActor`` per turn and lends it the conversation.
 The loop: deliver pending steers, call the model, persist the reply; if it
-asked for tools, run the batch (each call in a tool worker), persist the
-results (and any steers, in the same user message), and go round again, until
-the model answers without tools, the iteration budget is spent (one final
-tool-less call), a guardrail halts the turn, or it is interrupted.
+asked for tools, run the batch (``TurnBatches``, ``batch.py``: each call in a
+tool worker, the results and any steers persisted in the same user message),
+and go round again, until the model answers without tools, the iteration
+budget is spent (one final tool-less call), a guardrail halts the turn, or it
+is interrupted.
 
 Before each request the session's ``ContextKeeper`` may compact the
 transcript (threshold reached, ``/compress`` asked for, or the provider said
@@ -24,8 +25,6 @@ through a monitor.
 
 from __future__ import annotations
 
-import enum
-
 import attrs
 import trio
 
@@ -41,58 +40,20 @@ from hermes.model import (
     TextBlock,
     TextDelta,
     ThinkingDelta,
-    ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
 from hermes.store import StoreError
-from hermes.tools import (
-    BatchCollector,
-    BatchPolicy,
-    CallStatus,
-    ToolCall,
-    ToolContext,
-    ToolProgress,
-    ToolRegistry,
-    ToolResult,
-    run_batch,
-)
+from hermes.tools import ToolContext, ToolRegistry
 
 from . import events as ev
 from .approvals import ApprovalBroker
+from .batch import TurnBatches, steer_block
 from .config import SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation, text_of
-from .guards import RepeatGuard, UnknownToolStreak, Verdict
-from .workers import worker_invoker
-
-
-class TurnEnd(enum.Enum):
-    """Why a turn ended."""
-
-    COMPLETED = "completed"
-    INTERRUPTED = "interrupted"
-    CANCELLED = "cancelled"
-    MAX_ITERATIONS = "max_iterations"
-    HALTED = "halted"
-    """A guardrail stopped it (the same call and result repeated too often)."""
-    UNKNOWN_TOOLS = "unknown_tools"
-    FAILED = "failed"
-    ROLLED_BACK = "rolled_back"
-
-
-@attrs.frozen(slots=True)
-class TurnResult:
-    turn: int
-    reason: TurnEnd
-    text: str
-    """The final assistant text (partial when interrupted or cancelled)."""
-    detail: str = ""
-    iterations: int = 0
-    usage: Usage = attrs.field(factory=Usage)
-    first_seq: int = 0
-    """Seq of the message the turn's prompt went into."""
+from .outcome import TurnEnd, TurnResult
 
 
 @attrs.frozen(slots=True)
@@ -121,9 +82,6 @@ class StartCompaction:
     focus: str | None = None
 
 
-FLUSH_DELAY = 0.05
-"""Seconds a landed tool result may wait for the rest of its batch before it is persisted."""
-STEER_MARK = "[Steer from the user, delivered mid-turn: {text}]"
 REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 BUDGET_NOTE = (
     "[The iteration budget of {n} tool-using steps for this turn is spent. Do not call "
@@ -164,14 +122,12 @@ class TurnActor(Actor):
         self._iterations = 0
         self._usage = Usage()
         self._partial: list[str] = []
-        self._collector: BatchCollector | None = None
+        self._batches: TurnBatches | None = None
         self._end: TurnEnd | None = None
         self._detail = ""
         self._final_text = ""
         self._started = False
         self._failure: BaseException | None = None
-        self._repeat_guard = RepeatGuard()
-        self._unknown_streak = UnknownToolStreak()
         self.compacted = False
         """The transcript was compacted during the turn (it cannot be rolled back then)."""
 
@@ -186,6 +142,9 @@ class TurnActor(Actor):
             if isinstance(message, StartCompaction):
                 await self._compact_only(message.focus)
             else:
+                self._batches = TurnBatches(
+                    self.number, self.deps, self.conv, self.controls, self.ctx, self.undelivered
+                )
                 await self._run()
         except BaseException as exc:
             self._failure = exc
@@ -256,7 +215,13 @@ class TurnActor(Actor):
             self._end = TurnEnd.COMPLETED
             return
         self._iterations += 1
-        await self._tool_batch(uses, response.malformed_inputs)
+        batches = self._batches
+        assert batches is not None
+        try:
+            await batches.run(uses, response.malformed_inputs)
+        finally:
+            if batches.stop is not None and self._end is None:
+                self._end, self._detail = batches.stop
 
     async def _final_summary(self) -> None:
         budget = self.deps.config.max_iterations
@@ -392,161 +357,12 @@ class TurnActor(Actor):
         if not steers:
             return
         try:
-            seq = await self.conv.add_user_blocks([_steer_block(s) for s in steers])
+            seq = await self.conv.add_user_blocks([steer_block(s) for s in steers])
         except BaseException:
             self.undelivered.extend(steers)
             raise
         for text in steers:
             self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
-
-    # -- tools ---------------------------------------------------------------------------
-
-    def _tools_ctx(self) -> ToolContext:
-        return attrs.evolve(
-            self.deps.tools_ctx,
-            interrupt=self.controls.interrupt,
-            progress=self._on_progress,
-            ask_approval=self.deps.approvals.callback(),
-            services={**self.deps.tools_ctx.services, TurnControls: self.controls},
-        )
-
-    def _on_progress(self, report: ToolProgress) -> None:
-        if report.kind == "start":
-            self.deps.hub.publish(ev.ToolStarted(self.number, report.call_id, report.tool))
-        elif report.kind == "output":
-            self.deps.hub.publish(
-                ev.ToolOutput(self.number, report.call_id, report.tool, report.text)
-            )
-
-    def _on_result(self, _: int, result: ToolResult) -> None:
-        outcome = result.outcome
-        self.deps.hub.publish(
-            ev.ToolCompleted(
-                self.number,
-                result.call.id,
-                result.call.name,
-                result.status.value,
-                outcome.is_error,
-                len(outcome.content),
-            )
-        )
-
-    async def _tool_batch(self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]) -> None:
-        calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
-        registry = self.deps.registry
-        if self._unknown_streak.observe((c.name for c in calls), registry.names()):
-            self._end = TurnEnd.UNKNOWN_TOOLS
-            self._detail = (
-                f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
-            )
-        if self._end is not None:
-            collector = self._collector = BatchCollector(calls, on_result=self._on_result)
-            collector.stop_reason = "the turn was ended: " + self._detail
-        elif len(calls) == 1:
-            # Its one result completes the batch and the final write follows at once:
-            # no early flush to arrange (most batches; a flusher costs a task and a nursery).
-            collector = self._collector = BatchCollector(calls, on_result=self._on_result)
-            await self._run_calls(calls, collector)
-        else:
-            landed, landings = trio.open_memory_channel[None](len(calls))
-
-            def on_result(index: int, result: ToolResult) -> None:
-                self._on_result(index, result)
-                landed.send_nowait(None)
-
-            collector = self._collector = BatchCollector(calls, on_result=on_result)
-            flush_errors: list[StoreError] = []
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._flush_results, collector, landings, flush_errors)
-                async with landed:
-                    await self._run_calls(calls, collector)
-            if flush_errors:
-                raise flush_errors[0]
-        results = self._guarded(collector.results())
-        await self._write_results(results, self.controls.take_steers())
-        self._collector = None
-
-    async def _run_calls(self, calls: list[ToolCall], collector: BatchCollector) -> None:
-        """Run one batch of calls in tool workers, results into ``collector``."""
-        config, registry = self.deps.config, self.deps.registry
-        policy = BatchPolicy(
-            call_timeout=config.call_timeout, max_parallel=config.max_parallel_tools
-        )
-        await run_batch(
-            calls,
-            registry,
-            self._tools_ctx(),
-            policy=policy,
-            collector=collector,
-            invoke=worker_invoker(self.ctx, registry),
-        )
-
-    async def _flush_results(
-        self,
-        collector: BatchCollector,
-        landings: trio.MemoryReceiveChannel[None],
-        errors: list[StoreError],
-    ) -> None:
-        """Persist results as they land, so a crash loses at most the calls in flight.
-
-        A landed result waits up to ``FLUSH_DELAY`` for the rest of the batch, so
-        a batch of quick calls is written once, by ``_write_results`` (each store
-        write costs about as much CPU as a tool call; see ``bench/session.py``).
-        """
-        async for _ in landings:
-            with trio.move_on_after(FLUSH_DELAY):  # coalesce results landing close together
-                while not collector.complete:
-                    try:
-                        await landings.receive()
-                    except trio.EndOfChannel:
-                        return  # the batch is over: the final write follows at once
-            if collector.complete or errors:
-                continue  # the final write follows at once
-            try:
-                await self._put_results([r.to_block() for r in collector.available()])
-            except StoreError as error:
-                errors.append(error)
-
-    def _guarded(self, results: list[ToolResult]) -> list[ToolResult]:
-        """Apply the repeat guard: warn in the result at 3, halt the turn at 5."""
-        out = []
-        for result in results:
-            ran = result.status in (CallStatus.OK, CallStatus.ERROR)
-            if ran and result.duplicate_of is None:
-                args = result.call.args if isinstance(result.call.args, dict) else {}
-                check = self._repeat_guard.observe(result.call.name, args, result.outcome.content)
-                if check.verdict is not Verdict.OK:
-                    content = f"{result.outcome.content}\n\n{check.message}"
-                    result = attrs.evolve(
-                        result, outcome=attrs.evolve(result.outcome, content=content)
-                    )
-                if check.verdict is Verdict.HALT and self._end is None:
-                    self._end = TurnEnd.HALTED
-                    self._detail = check.message
-            out.append(result)
-        return out
-
-    async def _write_results(self, results: list[ToolResult], steers: list[str]) -> None:
-        """Persist the batch's results (and steers) as the user message after the reply."""
-        blocks = [r.to_block() for r in results]
-        try:
-            seq = await self._put_results([*blocks, *(_steer_block(s) for s in steers)])
-        except BaseException:
-            self.undelivered.extend(steers)
-            raise
-        for text in steers:
-            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
-
-    async def _put_results(self, blocks: list[ToolResultBlock | TextBlock]) -> int:
-        """Write the batch's results message: appended first, then replaced as it grows.
-
-        After a reply with tool uses, the only user message that can follow is
-        this batch's results, so a trailing user message is replaced whole.
-        """
-        message = Message("user", tuple(blocks))
-        if self.conv.ends_with("assistant"):
-            return await self.conv.append(message)
-        return await self.conv.replace_last(message)
 
     # -- the end -------------------------------------------------------------------------
 
@@ -558,10 +374,11 @@ class TurnActor(Actor):
         try:
             if self.conv.dirty:
                 await self.conv.resync()
-            if self._collector is not None:
-                collector, self._collector = self._collector, None
+            batches = self._batches
+            if batches is not None and batches.collector is not None:
+                collector, batches.collector = batches.collector, None
                 collector.stop_reason = reason
-                await self._write_results(collector.results(), [])
+                await batches.write_results(collector.results(), [])
             elif self._partial:
                 hard = cancelled or _only_cancelled(self._failure)  # killed by anyone
                 await self._commit_partial("cancelled" if hard else "interrupted")
@@ -608,7 +425,3 @@ def _only_cancelled(error: BaseException | None) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return all(_only_cancelled(e) for e in error.exceptions)
     return False
-
-
-def _steer_block(text: str) -> TextBlock:
-    return TextBlock(STEER_MARK.format(text=text))
