@@ -523,7 +523,7 @@ class ActorCell:
         if self._tasks is None:
             self._tasks = set()
         self._tasks.add(task)
-        self.system.start_soon(run_owned, self, task, fn, name=f"{self.path} task {name}")
+        self.system.start_owned_task(run_owned, self, task, fn, name=f"{self.path} task {name}")
         return task
 
     def task_ended(self, task: OwnedTask) -> None:

@@ -176,8 +176,8 @@ class ActorSystem:
             raise StartFailed(path, reason)
         return cell.ref
 
-    def start_soon(self, fn: Any, *args: Any, name: str) -> None:
-        """Start a task in the root nursery (an actor's own task: ``ActorCell.start_task``)."""
+    def start_owned_task(self, fn: Any, *args: Any, name: str) -> None:
+        """Start an actor's owned task in the root nursery (for ``ActorCell.start_task``)."""
         self._nursery.start_soon(fn, *args, name=name)
 
     # -- look-up -------------------------------------------------------------------

@@ -102,16 +102,18 @@ async def stop_tasks(cell: ActorCell) -> None:
     assert tasks is not None
     for task in tasks:
         task.cancel()
+    deadline = cleanup_deadline(cell)
     while cell._tasks:
-        with trio.CancelScope(shield=True, deadline=cleanup_deadline(cell)) as scope:
+        with trio.CancelScope(shield=True, deadline=deadline) as scope:
             cell._cleanup_scope = scope
             try:
                 await cell.wait_taskless()
             finally:
                 cell._cleanup_scope = None
-        # Cut short by a kill: wait on, until the (now hard) deadline.
-        if not scope.cancelled_caught or trio.current_time() >= cleanup_deadline(cell):
+        hard = cell._hard_deadline
+        if not scope.cancelled_caught or hard in (math.inf, deadline):
             break
+        deadline = hard  # cut short by a kill: wait on, until its hard deadline
     if cell._tasks:
         names = ", ".join(sorted(task.name for task in cell._tasks))
         log.error("actor %s: task(s) %s did not end when cancelled; left behind", cell.path, names)
