@@ -316,7 +316,6 @@ class Methods:
         hits = await self.s.store.search(query, limit=limit, session_id=session)
         return codec.to_plain(hits)
 
-
     # -- subagents and processes (through the owning session) -----------------------------
 
     async def subagent_list(self, p: Params) -> Any:

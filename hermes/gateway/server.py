@@ -421,9 +421,7 @@ class WsClient:
             ):
                 task_status.started()
                 seq = entry.hub.seq
-                stored, missed = await from_store(
-                    self.shared.methods.s.store, entry, since, replay
-                )
+                stored, missed = await from_store(self.shared.methods.s.store, entry, since, replay)
                 result = {
                     "session": entry.session_id,
                     "path": entry.path,

@@ -150,9 +150,7 @@ class ReviewerActor(Actor):
             try:
                 response = await self.client.complete(self._request(messages))
             except ModelError as error:  # nothing is committed: as if cancelled
-                return ReviewOutcome(
-                    "failed", 0, 0, str(error), iterations, tokens, self.usage
-                )
+                return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens, self.usage)
             iterations += 1
             self.usage = self.usage + response.usage
             tokens += response.usage.prompt_tokens + response.usage.output_tokens

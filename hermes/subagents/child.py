@@ -57,9 +57,7 @@ def child_registry(
     else:
         refused.add("delegate_task")
     return ToolRegistry(
-        t.for_subagent() if isinstance(t, ProcessTool) else t
-        for t in base
-        if t.name not in refused
+        t.for_subagent() if isinstance(t, ProcessTool) else t for t in base if t.name not in refused
     )
 
 

@@ -58,6 +58,7 @@ async def test_since_older_than_the_ring_and_across_a_restart_comes_from_the_dat
                 epoch = sub["epoch"]
         assert sub["seq"] == live[-1]["seq"] > 4 and sub["stored"] == sub["seq"] - 4
         assert [f["seq"] for f in frames] == list(range(1, sub["seq"] + 1))
+
         def plain(events: list[dict[str, Any]]) -> tuple[list[Any], str]:
             """Events without deltas (a live client may get them merged), and the text."""
             deltas = [e for e in events if e["type"] == "text.delta"]
