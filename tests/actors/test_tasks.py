@@ -223,12 +223,10 @@ async def test_a_task_ignoring_cancellation_does_not_hold_its_actor(
     assert actor.stopped
     # Waiting for the task used up the stop's budget, so its stopper may have killed it
     # by then (as when a stop hook overruns).
-    assert (
-        reason.kind
-        in {
-            "stop": {ExitKind.SHUTDOWN, ExitKind.KILLED},
-            "self-stop": {ExitKind.NORMAL},
-            "kill": {ExitKind.CANCELLED},
-        }[how]
-    )
+    expected = {
+        "stop": {ExitKind.SHUTDOWN, ExitKind.KILLED},
+        "self-stop": {ExitKind.NORMAL},
+        "kill": {ExitKind.CANCELLED},
+    }
+    assert reason.kind in expected[how]
     assert "task(s) stubborn did not end when cancelled" in caplog.text
