@@ -16,9 +16,18 @@ stop, ~7 ms of the subagent benchmark's 100-child hard cancel.)
 reading without losing anything: once both tasks have ended, a third casts
 ``Detached`` behind every chunk they queued, carrying the one read but not
 yet queued, if any.
+
+The wait task cancelled any other way than by a detach means the watcher is
+stopping with the process still running: it calls ``on_abandoned`` at once
+(the watcher signals the group then, so the process dies while the rest of
+the watcher's teardown runs; its ``on_stop`` then mostly finds it gone). The
+watcher signals only a leader it has not reaped, which still holds the group
+id, so the signal cannot reach a group that reused it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import trio
 
@@ -31,9 +40,13 @@ from .messages import Exited, Output, OutputEnded
 class OutputPump:
     """Feeds ``Output``/``OutputEnded``/``Exited`` to its watcher from two owned tasks."""
 
-    def __init__(self, ctx: ActorContext, chunk: int) -> None:
+    def __init__(
+        self, ctx: ActorContext, chunk: int, on_abandoned: Callable[[], None] | None = None
+    ) -> None:
         self.ctx = ctx
         self.chunk = chunk
+        self.on_abandoned = on_abandoned
+        """Called when the wait is cancelled with the process running, not for a detach."""
         self.pending: bytes | None = None
         """A chunk read but not yet queued at the watcher."""
         self.detached = False
@@ -84,5 +97,10 @@ class OutputPump:
         await watcher.cast(OutputEnded())
 
     async def _wait(self, process: trio.Process) -> None:
-        returncode = await process.wait()
+        try:
+            returncode = await process.wait()
+        except trio.Cancelled:
+            if not self.detached and self.on_abandoned is not None:
+                self.on_abandoned()
+            raise
         await self.ctx.self.cast(Exited(returncode))

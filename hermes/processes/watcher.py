@@ -15,8 +15,9 @@ The end, in every case, leaves nothing of the group behind:
 - a kill request: ``kill_group`` (SIGTERM to the group, ``kill_grace``,
   SIGKILL to the group, reap, verify through ``/proc``);
 - the watcher is stopped (its registry stops: session closed, daemon
-  shutdown) or crashes: the same kill in ``on_stop``, shielded and fitted to
-  whatever time the stop leaves (a hard stop shortens the grace).
+  shutdown) or crashes: SIGTERM to the group as the stop begins (when the
+  pump's wait is cancelled), then the same kill in ``on_stop``, shielded and
+  fitted to whatever time the stop leaves (a hard stop shortens the grace).
 
 Each end is checkpointed in the store, and the watcher then stops itself; the
 registry keeps the final state (``ProcessState``) for the list.
@@ -35,6 +36,7 @@ import functools
 import logging
 import math
 import shutil
+import signal
 import subprocess
 from typing import Any
 
@@ -50,6 +52,7 @@ from hermes.tools.process import (
     kill_group,
     live_members,
     reap_group,
+    signal_group,
 )
 
 from .checkpoint import Checkpoint
@@ -215,6 +218,8 @@ class ProcessWatcher(WatcherBase):
         self._eof = False
         self._killed = False
         """A kill request found the leader still running."""
+        self._signalled = False
+        """The group was sent SIGTERM as this watcher began to stop."""
         self._pump: OutputPump | None = None
         self._handing: _HandingOff | None = None
         self._ticket: Ticket | None = None
@@ -263,8 +268,19 @@ class ProcessWatcher(WatcherBase):
         """Pump the process's output pipe (again, after a detach)."""
         process, stdout = self.process, self._stdout
         assert process is not None and stdout is not None
-        self._pump = OutputPump(self.ctx, self.config.read_chunk)
+        self._pump = OutputPump(self.ctx, self.config.read_chunk, self._signal_at_stop)
         self._pump.start(process, stdout)
+
+    def _signal_at_stop(self) -> None:
+        """The watcher is stopping with the process running: SIGTERM its group now, so
+        it dies while the rest of the teardown runs (``on_stop`` finishes the kill)."""
+        process = self.process
+        if self.finalized or self.handed_to is not None or self._handing is not None:
+            return
+        # Only while the leader is unreaped (it holds the group id, so it is ours).
+        if process is not None and process.returncode is None:
+            self._signalled = True
+            signal_group(self.state.pgid, signal.SIGTERM)
 
     async def _take_over(self) -> None:
         """Carry on with a handed-over process: pump it, move its checkpoint row here."""
@@ -540,7 +556,7 @@ class ProcessWatcher(WatcherBase):
         if process is not None and not self.finalized:
             self.finalized = True
             state = self.state
-            status = ProcessStatus.EXITED
+            status = ProcessStatus.KILLED if self._signalled else ProcessStatus.EXITED
             if process.returncode is None or not group_empty(state.pgid):
                 left = self._time_left()
                 grace = min(self.config.kill_grace, left * 0.3)
