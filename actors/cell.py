@@ -50,11 +50,11 @@ class ActorCell:
     """Runtime state of one actor incarnation. Internal: actor code uses ``ActorContext``."""
 
     __slots__ = (
-        "_children_gone",
         "_cleanup_scope",
         "_current",
         "_current_deferred",
         "_deferred",
+        "_emptied",
         "_exited_event",
         "_hard_deadline",
         "_kill_reason",
@@ -69,7 +69,6 @@ class ActorCell:
         "_stop_deadline",
         "_stop_requested",
         "_tasks",
-        "_tasks_gone",
         "_timers",
         "actor",
         "actor_class",
@@ -126,9 +125,8 @@ class ActorCell:
         self.last_activity: str | None = None
         self.children: dict[str, ActorCell] | None = None
         self.recent_exits: deque[tuple[str, ExitReason, float]] | None = None
-        self._children_gone: trio.Event | None = None
         self._tasks: set[OwnedTask] | None = None
-        self._tasks_gone: trio.Event | None = None
+        self._emptied: trio.Event | None = None
         self._scope: trio.CancelScope | None = None
         self._cleanup_scope: trio.CancelScope | None = None
         self._kill_reason: ExitReason | None = None
@@ -530,30 +528,34 @@ class ActorCell:
         tasks = self._tasks
         if tasks is not None:
             tasks.discard(task)
-            if not tasks and self._tasks_gone is not None:
-                self._tasks_gone.set()
-                self._tasks_gone = None
+            if not tasks:
+                self._note_emptied()
 
     async def wait_taskless(self) -> None:
         """Wait until every owned task has ended."""
-        if self._tasks:
-            if self._tasks_gone is None:
-                self._tasks_gone = trio.Event()
-            await self._tasks_gone.wait()
+        while self._tasks:
+            await self._emptied_event().wait()
 
     def note_childless(self) -> None:
         """The last child has exited (or was detached): wake ``wait_childless``."""
-        event = self._children_gone
-        if event is not None:
-            self._children_gone = None
-            event.set()
+        self._note_emptied()
 
     async def wait_childless(self) -> None:
         """Wait until this actor has no children left."""
-        if self.children:
-            if self._children_gone is None:
-                self._children_gone = trio.Event()
-            await self._children_gone.wait()
+        while self.children:
+            await self._emptied_event().wait()
+
+    def _emptied_event(self) -> trio.Event:
+        """Set when the last owned task or the last child is gone (one waiter at a time:
+        the cell's own teardown, which waits for its tasks, then for its children)."""
+        if self._emptied is None:
+            self._emptied = trio.Event()
+        return self._emptied
+
+    def _note_emptied(self) -> None:
+        event, self._emptied = self._emptied, None
+        if event is not None:
+            event.set()
 
 
 def _path_of(cell: ActorCell | None) -> str | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import enum
 import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import attrs
@@ -80,16 +82,25 @@ async def terminate(cell: ActorCell, reason: ExitReason) -> None:
         finalize(cell, reason)
 
 
-async def run_stop_hook(cell: ActorCell, actor: Actor, reason: ExitReason) -> ExitReason:
-    with trio.CancelScope(shield=True, deadline=cleanup_deadline(cell)) as scope:
+@contextmanager
+def cleanup_scope(cell: ActorCell, deadline: float) -> Iterator[trio.CancelScope]:
+    """A shielded scope bounded by ``deadline`` that a kill cancels (``cell.kill``)
+    and a tighter hard deadline moves (``tighten_hard_deadline``)."""
+    with trio.CancelScope(shield=True, deadline=deadline) as scope:
         cell._cleanup_scope = scope
+        try:
+            yield scope
+        finally:
+            cell._cleanup_scope = None
+
+
+async def run_stop_hook(cell: ActorCell, actor: Actor, reason: ExitReason) -> ExitReason:
+    with cleanup_scope(cell, cleanup_deadline(cell)) as scope:
         try:
             await actor.on_stop(reason)
         except Exception as exc:
             crash = ExitReason.from_caught(exc, where=f"{cell.path} in on_stop")
             return attrs.evolve(crash, cause=reason)
-        finally:
-            cell._cleanup_scope = None
     if scope.cancelled_caught:
         by = cell._kill_reason.by if cell._kill_reason is not None else None
         return ExitReason.killed("stop hook did not finish within its budget", by=by)
@@ -104,12 +115,8 @@ async def stop_tasks(cell: ActorCell) -> None:
         task.cancel()
     deadline = cleanup_deadline(cell)
     while cell._tasks:
-        with trio.CancelScope(shield=True, deadline=deadline) as scope:
-            cell._cleanup_scope = scope
-            try:
-                await cell.wait_taskless()
-            finally:
-                cell._cleanup_scope = None
+        with cleanup_scope(cell, deadline) as scope:
+            await cell.wait_taskless()
         hard = cell._hard_deadline
         if not scope.cancelled_caught or hard in (math.inf, deadline):
             break
@@ -125,19 +132,15 @@ async def stop_children(cell: ActorCell) -> None:
     graceful = cell._kill_reason is None
     if graceful and cell.children:
         children = [c for c in reversed(list(cell.children.values())) if not c.unkillable]
-        with trio.CancelScope(shield=True, deadline=cleanup_deadline(cell)) as scope:
-            cell._cleanup_scope = scope
-            try:
-                actor = cell.actor
-                if actor is not None and actor.stop_children_concurrently:
-                    async with trio.open_nursery() as nursery:
-                        for child in children:
-                            nursery.start_soon(child.stop, ExitReason.shutdown(), None)
-                else:
+        with cleanup_scope(cell, cleanup_deadline(cell)) as scope:
+            actor = cell.actor
+            if actor is not None and actor.stop_children_concurrently:
+                async with trio.open_nursery() as nursery:
                     for child in children:
-                        await child.stop(ExitReason.shutdown(), None)
-            finally:
-                cell._cleanup_scope = None
+                        nursery.start_soon(child.stop, ExitReason.shutdown(), None)
+            else:
+                for child in children:
+                    await child.stop(ExitReason.shutdown(), None)
         if scope.cancelled_caught:
             graceful = False
             if cell._kill_reason is None:
@@ -159,12 +162,8 @@ async def stop_children(cell: ActorCell) -> None:
 
 async def await_children_gone(cell: ActorCell) -> None:
     """Wait for cancelled children until the hard deadline; report the rest unkillable."""
-    with trio.CancelScope(shield=True, deadline=cell._hard_deadline) as scope:
-        cell._cleanup_scope = scope
-        try:
-            await cell.wait_childless()
-        finally:
-            cell._cleanup_scope = None
+    with cleanup_scope(cell, cell._hard_deadline):
+        await cell.wait_childless()
     for child in list((cell.children or {}).values()):
         if child.state is not State.EXITED:
             child.report_unkillable("did not exit in time after its parent cancelled it")
@@ -237,9 +236,8 @@ def release(cell: ActorCell) -> None:
     ``ActorExited`` calls.
     """
     cell.actor = None
-    cell._children_gone = None
     cell._tasks = None
-    cell._tasks_gone = None
+    cell._emptied = None
     cell._scope = None
     cell._cleanup_scope = None
     cell._current = None
