@@ -274,9 +274,7 @@ class ProcessWatcher(WatcherBase):
     def _signal_at_stop(self) -> None:
         """The watcher is stopping with the process running: SIGTERM its group now, so
         it dies while the rest of the teardown runs (``on_stop`` finishes the kill)."""
-        process = self.process
-        if self.finalized or self.handed_to is not None or self._handing is not None:
-            return
+        process = self.process  # None once handed over; a hand-off's detach never calls this
         # Only while the leader is unreaped (it holds the group id, so it is ours).
         if process is not None and process.returncode is None:
             self._signalled = True
