@@ -12,9 +12,7 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -82,20 +80,29 @@ async def terminate(cell: ActorCell, reason: ExitReason) -> None:
         finalize(cell, reason)
 
 
-@contextmanager
-def cleanup_scope(cell: ActorCell, deadline: float) -> Iterator[trio.CancelScope]:
+class CleanupScope:
     """A shielded scope bounded by ``deadline`` that a kill cancels (``cell.kill``)
-    and a tighter hard deadline moves (``tighten_hard_deadline``)."""
-    with trio.CancelScope(shield=True, deadline=deadline) as scope:
-        cell._cleanup_scope = scope
-        try:
-            yield scope
-        finally:
-            cell._cleanup_scope = None
+    and a tighter hard deadline moves (``tighten_hard_deadline``). A class, not a
+    generator: every actor's teardown enters one or two."""
+
+    __slots__ = ("cell", "scope")
+
+    def __init__(self, cell: ActorCell, deadline: float) -> None:
+        self.cell = cell
+        self.scope = trio.CancelScope(shield=True, deadline=deadline)
+
+    def __enter__(self) -> trio.CancelScope:
+        self.scope.__enter__()
+        self.cell._cleanup_scope = self.scope
+        return self.scope
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.cell._cleanup_scope = None
+        return self.scope.__exit__(*exc)
 
 
 async def run_stop_hook(cell: ActorCell, actor: Actor, reason: ExitReason) -> ExitReason:
-    with cleanup_scope(cell, cleanup_deadline(cell)) as scope:
+    with CleanupScope(cell, cleanup_deadline(cell)) as scope:
         try:
             await actor.on_stop(reason)
         except Exception as exc:
@@ -115,7 +122,7 @@ async def stop_tasks(cell: ActorCell) -> None:
         task.cancel()
     deadline = cleanup_deadline(cell)
     while cell._tasks:
-        with cleanup_scope(cell, deadline) as scope:
+        with CleanupScope(cell, deadline) as scope:
             await cell.wait_taskless()
         hard = cell._hard_deadline
         if not scope.cancelled_caught or hard in (math.inf, deadline):
@@ -132,7 +139,7 @@ async def stop_children(cell: ActorCell) -> None:
     graceful = cell._kill_reason is None
     if graceful and cell.children:
         children = [c for c in reversed(list(cell.children.values())) if not c.unkillable]
-        with cleanup_scope(cell, cleanup_deadline(cell)) as scope:
+        with CleanupScope(cell, cleanup_deadline(cell)) as scope:
             actor = cell.actor
             if actor is not None and actor.stop_children_concurrently:
                 async with trio.open_nursery() as nursery:
@@ -162,7 +169,7 @@ async def stop_children(cell: ActorCell) -> None:
 
 async def await_children_gone(cell: ActorCell) -> None:
     """Wait for cancelled children until the hard deadline; report the rest unkillable."""
-    with cleanup_scope(cell, cell._hard_deadline):
+    with CleanupScope(cell, cell._hard_deadline):
         await cell.wait_childless()
     for child in list((cell.children or {}).values()):
         if child.state is not State.EXITED:
