@@ -545,9 +545,13 @@ class ActorCell:
         while self.children:
             await self._emptied_event().wait()
 
+    async def wait_emptied(self) -> None:
+        """Wait until the last owned task or the last child is gone (whichever comes)."""
+        await self._emptied_event().wait()
+
     def _emptied_event(self) -> trio.Event:
-        """Set when the last owned task or the last child is gone (one waiter at a time:
-        the cell's own teardown, which waits for its tasks, then for its children)."""
+        """Set when the last owned task or the last child is gone (one waiter: the cell's
+        own teardown, which waits for its tasks, then for its children, or for both)."""
         if self._emptied is None:
             self._emptied = trio.Event()
         return self._emptied

@@ -81,16 +81,20 @@ class ReplySlot:
         if self._outcome is not None:
             await trio.lowlevel.checkpoint()
             return True, self._outcome.unwrap()
+        if deadline == math.inf:
+            return True, await self._park()  # no scope to enter: nothing to bound
         with trio.CancelScope(deadline=deadline) as scope:
-            self._task = trio.lowlevel.current_task()
-
-            def abort(_: Any) -> trio.lowlevel.Abort:
-                self._task = None
-                self.abandoned = True
-                return trio.lowlevel.Abort.SUCCEEDED
-
-            value = await trio.lowlevel.wait_task_rescheduled(abort)
-            return True, value
+            return True, await self._park()
         # Only reached when our own deadline fired; outer cancellation propagates.
         assert scope.cancelled_caught
         return False, None
+
+    async def _park(self) -> Any:
+        self._task = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._task = None
+            self.abandoned = True
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        return await trio.lowlevel.wait_task_rescheduled(abort)

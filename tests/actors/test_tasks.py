@@ -92,6 +92,55 @@ async def test_tasks_end_before_on_stop_and_leave_no_task_behind(
     assert trio_task_count() == before
 
 
+class SlowToStop(Actor):
+    """Takes a while to clean up, so a parent that does not wait for it would see it alive."""
+
+    async def receive(self, message: Any) -> Any:
+        return None
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        await trio.sleep(0.05)
+
+
+class Family(Ticker):
+    """A ticker with two children: its stop hook sees what is left of both."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.children_at_stop: list[str] | None = None
+        self.kids_alive_at_stop: list[bool] | None = None
+        self.kids: list[Any] = []
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        self.kids = [await self.ctx.spawn(SlowToStop(), name=f"kid-{i}") for i in range(2)]
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        await super().on_stop(reason)
+        self.children_at_stop = [ref.path for ref in self.ctx.children()]
+        self.kids_alive_at_stop = [kid.is_alive for kid in self.kids]
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_tasks_and_children_are_gone_before_on_stop(system: ActorSystem, how: str) -> None:
+    before = trio_task_count()
+    actor = Family()
+    ref = await system.spawn(actor, name="family")
+    await _ticks(ref, actor)
+    reason = await (ref.stop() if how == "stop" else ref.kill())
+    assert reason.kind is (ExitKind.SHUTDOWN if how == "stop" else ExitKind.CANCELLED)
+    assert actor.done_at_stop == [True, True]
+    assert actor.children_at_stop == []
+    assert actor.kids_alive_at_stop == [False, False]
+    kid_exits = [kid.exit_reason for kid in actor.kids]
+    if how == "kill":  # cancelled by the parent, within its kill
+        assert all(r is not None and r.kind is ExitKind.CANCELLED for r in kid_exits)
+    else:
+        assert all(r is not None and r.kind is ExitKind.SHUTDOWN for r in kid_exits)
+    await trio.testing.wait_all_tasks_blocked()
+    assert trio_task_count() == before
+
+
 async def test_cancelling_one_task_leaves_the_actor_running(system: ActorSystem) -> None:
     actor = Ticker()
     ref = await system.spawn(actor, name="ticker")
