@@ -14,6 +14,7 @@
 | ``progress.py`` | ``Progress``: a child's iteration, tool and activity, from its events |
 | ``runner.py`` | ``SubagentRunner``: starts one child session and drives it to its end |
 | ``supervisor.py`` | ``SubagentSupervisor``: one per delegating session |
+| ``ledger.py`` | the supervisor's batch and child records; the result and list line of one |
 | ``output.py`` | output schemas: extract, validate, the retry prompt |
 | ``results.py`` | ``TaskStatus``, ``TaskResult``, summary budget, the text the parent reads |
 | ``service.py`` | ``SubagentService``: what the tool gets from its context |

@@ -34,13 +34,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import attrs
 import trio
 
 from actors import (
     Actor,
     ActorExited,
-    ActorRef,
     CallTimeout,
     Down,
     Exit,
@@ -49,7 +47,6 @@ from actors import (
     MailboxFull,
     MonitorRef,
     Overflow,
-    Reply,
     Timer,
     kill_all,
 )
@@ -78,6 +75,7 @@ from .child import (
 )
 from .errors import AtCapacity, DelegationError, UnknownSubagent
 from .gate import ParentSlots, Ticket
+from .ledger import BatchRecord, ChildRecord, child_info, task_result
 from .messages import Abandon, Admitted, Check, Delegate, Run, SubagentInfo
 from .progress import Progress
 from .results import (
@@ -91,7 +89,6 @@ from .results import (
 )
 from .runner import ChildPlan, RunOutcome, SubagentRunner
 from .service import spawn_checks
-from .tasks import TaskSpec
 from .verdicts import liveness_verdict, task_verdict
 
 if TYPE_CHECKING:  # runtime.py imports this module
@@ -105,40 +102,6 @@ LOST_TEXT = (
     "subagents with it. Goals: {goals}. Nothing of their work was reported; run them again "
     "if they are still needed.]"
 )
-
-
-@attrs.define(eq=False, slots=True)
-class _Batch:
-    id: str
-    background: bool
-    cap: int
-    started_at: float
-    children: list[_Child] = attrs.field(factory=list)
-    reply: Reply | None = None
-    remaining: int = 0
-    stopped: str | None = None
-    """A stop was requested: tasks not yet started never will."""
-    hard_stopped: bool = False
-    """Stopped by a hard cancel of the owner: its result is recorded, not delivered as input."""
-
-
-@attrs.define(eq=False, slots=True)
-class _Child:
-    id: str
-    task: TaskSpec
-    batch: _Batch
-    ticket: Ticket
-    progress: Progress
-    queued_at: float
-    state: str = "queued"
-    started_at: float | None = None
-    runner: SubagentRunner | None = None
-    ref: ActorRef | None = None
-    monitor: MonitorRef | None = None
-    verdict: tuple[TaskStatus, str] | None = None
-    """Set by the supervisor before it kills the runner: why the task ended."""
-    result: TaskResult | None = None
-    ended_at: float | None = None
 
 
 class SubagentSupervisor(Actor):
@@ -155,11 +118,11 @@ class SubagentSupervisor(Actor):
         self.owner = owner
         self.depth = depth
         self.slots = ParentSlots(self.config.max_concurrent_children)
-        self._batches: dict[str, _Batch] = {}
-        self._children: dict[str, _Child] = {}
-        self._by_monitor: dict[MonitorRef, _Child] = {}
+        self._batches: dict[str, BatchRecord] = {}
+        self._children: dict[str, ChildRecord] = {}
+        self._by_monitor: dict[MonitorRef, ChildRecord] = {}
         self._finished: deque[str] = deque()
-        self._admitted: list[_Child] = []
+        self._admitted: list[ChildRecord] = []
         self._admit_pending = False
         self._undelivered: list[MachineInput] = []
         self._timer: Timer | None = None
@@ -270,13 +233,13 @@ class SubagentSupervisor(Actor):
             raise DelegationError(f"delegation {request.delegation_id} already exists")
         now = trio.current_time()
         cap = summary_cap(config, self.owner.remaining_context(), len(request.tasks))
-        batch = _Batch(request.delegation_id, request.background, cap, now)
+        batch = BatchRecord(request.delegation_id, request.background, cap, now)
         for task in request.tasks:
             self._numbers += 1
             child_id = f"sa-{self._numbers}-{secrets.token_hex(4)}"
             ticket = Ticket(child_id, self.slots, self._on_admit)
             progress = Progress(self._progress_notifier(child_id))
-            batch.children.append(_Child(child_id, task, batch, ticket, progress, now))
+            batch.children.append(ChildRecord(child_id, task, batch, ticket, progress, now))
         queued = self.runtime.gate.submit([c.ticket for c in batch.children])  # may refuse
         batch.remaining = len(batch.children)
         self._batches[batch.id] = batch
@@ -297,7 +260,7 @@ class SubagentSupervisor(Actor):
             return DelegationStarted(batch.id, tuple(c.id for c in batch.children), len(queued))
         return None
 
-    async def _record_start(self, batch: _Batch) -> None:
+    async def _record_start(self, batch: BatchRecord) -> None:
         goals = "; ".join(c.task.goal for c in batch.children)
         try:
             await self.owner.deps.store.record_delegation_start(
@@ -341,7 +304,7 @@ class SubagentSupervisor(Actor):
             if child.state == "queued":
                 await self._start(child)
 
-    async def _start(self, child: _Child) -> None:
+    async def _start(self, child: ChildRecord) -> None:
         batch = child.batch
         now = trio.current_time()
         if batch.stopped is not None:  # admitted after a stop: never runs
@@ -387,14 +350,14 @@ class SubagentSupervisor(Actor):
 
     # -- ends --------------------------------------------------------------------------
 
-    def _status(self, child: _Child, outcome: RunOutcome | None) -> tuple[TaskStatus, str]:
+    def _status(self, child: ChildRecord, outcome: RunOutcome | None) -> tuple[TaskStatus, str]:
         if child.verdict is not None:
             return child.verdict
         runner_exit = child.ref.exit_reason if child.ref is not None else None
         has_schema = child.task.output_schema is not None
         return task_verdict(outcome, has_schema=has_schema, runner_exit=runner_exit)
 
-    async def _finish(self, child: _Child) -> None:
+    async def _finish(self, child: ChildRecord) -> None:
         """Record a task's end (once), free its slot, and complete its batch if it was last."""
         if child.state == "done":
             return
@@ -415,24 +378,7 @@ class SubagentSupervisor(Actor):
         except OSError as error:
             summary, path = text[: child.batch.cap], None
             detail = f"{detail}; the full summary could not be saved: {error}".lstrip("; ")
-        progress = child.progress
-        usage = outcome.usage if outcome is not None else None
-        result = TaskResult(
-            subagent_id=child.id,
-            goal=child.task.goal,
-            status=status,
-            summary=summary,
-            detail=detail,
-            session_id=progress.session_id,
-            duration=now - child.started_at if child.started_at is not None else 0.0,
-            iterations=outcome.iterations if outcome is not None else 0,
-            tool_trace=tuple(progress.trace),
-            tool_calls=progress.tool_calls,
-            handed_over=tuple(progress.handed_over),
-            output=outcome.output if outcome is not None else None,
-            full_text_path=path,
-            **({"usage": usage} if usage is not None else {}),
-        )
+        result = task_result(child, outcome, status, detail, summary, path, now)
         child.result = result
         self.owner.hub.publish(
             ev.SubagentFinished(
@@ -451,14 +397,14 @@ class SubagentSupervisor(Actor):
         if batch.remaining == 0:
             await self._complete(batch)
 
-    def _remember_finished(self, child: _Child) -> None:
+    def _remember_finished(self, child: ChildRecord) -> None:
         self.runtime.forget(child.id)
         self._finished.append(child.id)
         while len(self._finished) > self.config.finished_kept:
             old = self._finished.popleft()
             self._children.pop(old, None)
 
-    async def _complete(self, batch: _Batch) -> None:
+    async def _complete(self, batch: BatchRecord) -> None:
         self._batches.pop(batch.id, None)
         results = tuple(c.result for c in batch.children if c.result is not None)
         done = BatchResult(
@@ -512,7 +458,7 @@ class SubagentSupervisor(Actor):
         if self._admitted:
             await self._start_admitted()
         now = trio.current_time()
-        doomed: list[_Child] = []
+        doomed: list[ChildRecord] = []
         for child in self._children.values():
             if child.state != "running" or child.verdict is not None:
                 continue
@@ -523,7 +469,7 @@ class SubagentSupervisor(Actor):
         if doomed:
             await self._kill(doomed, "the subagent supervisor")
 
-    async def _kill(self, children: list[_Child], why: str) -> None:
+    async def _kill(self, children: list[ChildRecord], why: str) -> None:
         """Kill the runners of ``children`` at once (each subtree goes with its runner)."""
         reason = ExitReason.cancelled(by=self.ctx.path, detail=why)
         await kill_all([child.ref for child in children if child.ref is not None], reason)
@@ -531,7 +477,7 @@ class SubagentSupervisor(Actor):
         for child in children:
             await self._finish(child)
 
-    async def _end_killed(self, children: list[_Child]) -> None:
+    async def _end_killed(self, children: list[ChildRecord]) -> None:
         """Killed children never closed their sessions: mark them ended in the store,
         one request per verdict (a mass cancel is one transaction, not one per child)."""
         by_reason: dict[str, list[str]] = {}
@@ -553,7 +499,7 @@ class SubagentSupervisor(Actor):
 
     async def _soft_stop(self, reason: str) -> None:
         """Forward a soft interrupt: running children are interrupted, queued ones end."""
-        queued: list[_Child] = []
+        queued: list[ChildRecord] = []
         for batch in self._batches.values():
             batch.stopped = reason
         for child in list(self._children.values()):
@@ -579,8 +525,8 @@ class SubagentSupervisor(Actor):
             batch.hard_stopped = True
         await self._stop_children(list(self._children.values()), reason)
 
-    async def _stop_children(self, children: list[_Child], reason: str) -> None:
-        running: list[_Child] = []
+    async def _stop_children(self, children: list[ChildRecord], reason: str) -> None:
+        running: list[ChildRecord] = []
         for child in children:
             if child.state == "done":
                 continue
@@ -599,7 +545,7 @@ class SubagentSupervisor(Actor):
             batch.stopped = reason
             await self._stop_children(list(batch.children), reason)
 
-    def _child(self, subagent_id: str) -> _Child:
+    def _child(self, subagent_id: str) -> ChildRecord:
         child = self._children.get(subagent_id)
         if child is None:
             known = ", ".join(self._children) or "none"
@@ -631,30 +577,5 @@ class SubagentSupervisor(Actor):
 
     def _list(self) -> list[SubagentInfo]:
         now = trio.current_time()
-        out = []
-        for child in self._children.values():
-            progress = child.progress
-            if child.state == "queued":
-                state, age = "queued", now - child.queued_at
-            elif child.state == "running":
-                state, age = "running", now - (child.started_at or now)
-            else:
-                assert child.result is not None
-                state, age = child.result.status.value, child.result.duration
-            out.append(
-                SubagentInfo(
-                    subagent_id=child.id,
-                    delegation_id=child.batch.id,
-                    goal=child.task.goal,
-                    state=state,
-                    background=child.batch.background,
-                    session_id=progress.session_id,
-                    iteration=progress.iteration,
-                    current_tool=progress.current_tool,
-                    activity=progress.activity,
-                    age=age,
-                    queue_position=self.runtime.gate.position(child.ticket),
-                    detail=child.result.detail if child.result is not None else "",
-                )
-            )
-        return out
+        position = self.runtime.gate.position
+        return [child_info(c, now, position(c.ticket)) for c in self._children.values()]
