@@ -32,6 +32,11 @@ def test_subagents_benchmark_reports_every_figure_and_keeps_its_invariants() -> 
     cancel = data["fanout_cancel_ms"]
     assert cancel["n"] == quick.cancels
     assert data["fanout_cancel_p99_ms"] == cancel["p99"] > 0
+    # The direct floor ran as often, interleaved, and left no sleep behind either.
+    direct = cancel["direct"]
+    assert direct["n"] == quick.cancels == len(direct["samples"]) == len(cancel["samples"])
+    assert direct["p50"] > 0
+    assert data["fanout_cancel_ratio_p50"] == cancel["ratio_p50"] == cancel["p50"] / direct["p50"]
     assert data["idle_child_kb"] >= 0
     assert set(data["targets_met"]) == {"fanout_cancel_p99_ms"}
 
