@@ -48,7 +48,7 @@ from .gc_tuning import tune_gc
 from .introspect import trio_task_count
 from .liveness import LivenessSpec
 from .mailbox import MailboxConfig, MailboxStats, Overflow
-from .messages import Down, Exit, MonitorRef, Stale
+from .messages import Down, Exit, MonitorRef, Stale, TaskEnded
 from .ref import ActorRef, kill_all
 from .stall import LoopStallDetector, StallReport
 from .system import ActorSystem, open_system
@@ -89,6 +89,7 @@ __all__ = [
     "StallReport",
     "StartFailed",
     "Subscription",
+    "TaskEnded",
     "Timer",
     "UnhandledMessage",
     "UnkillableFinished",

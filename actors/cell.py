@@ -27,7 +27,7 @@ from .errors import ActorExited, MailboxFull, NotRunning
 from .events import UnkillableReported
 from .exits import ExitReason
 from .mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
-from .messages import PROBE, Down, Exit, MonitorRef, _Probe, _Stop
+from .messages import PROBE, Down, Exit, MonitorRef, TaskEnded, _Probe, _Stop
 from .ref import ActorRef
 from .tasks import OwnedTask, TaskFunction, run_owned
 from .teardown import KILL_MARGIN, State, terminate
@@ -243,7 +243,7 @@ class ActorCell:
                 return item.reason
             elif type(item) is _Probe:
                 self._probe_pending = False
-            else:  # Down, Exit, Stale: notices for the actor's own handler
+            else:  # Down, Exit, Stale, TaskEnded: notices for the actor's own handler
                 self._notice = item
                 await actor.receive(item)
                 self._notice = None
@@ -513,23 +513,25 @@ class ActorCell:
     def current_sender(self) -> ActorRef | None:
         return self._current.sender if self._current is not None else None
 
-    def start_task(self, fn: TaskFunction, name: str) -> OwnedTask:
+    def start_task(self, fn: TaskFunction, name: str, notify: bool = False) -> OwnedTask:
         """Start an owned task (``ActorContext.start_task``)."""
         if self.state is not State.STARTING and self.state is not State.RUNNING:
             raise NotRunning(f"actor {self.path} is {self.state.value}; it cannot start a task")
-        task = OwnedTask(name)
+        task = OwnedTask(name, notify)
         if self._tasks is None:
             self._tasks = set()
         self._tasks.add(task)
         self.system.start_owned_task(run_owned, self, task, fn, name=f"{self.path} task {name}")
         return task
 
-    def task_ended(self, task: OwnedTask) -> None:
+    def task_ended(self, task: OwnedTask, crashed: bool = False) -> None:
         tasks = self._tasks
         if tasks is not None:
             tasks.discard(task)
             if not tasks:
                 self._note_emptied()
+        if task.notify and not crashed and self.state is State.RUNNING:
+            self.mailbox.put_system(TaskEnded(task))
 
     async def wait_taskless(self) -> None:
         """Wait until every owned task has ended."""

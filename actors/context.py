@@ -154,14 +154,15 @@ class ActorContext:
             restarts=restarts,
         )
 
-    def start_task(self, fn: TaskFunction, *, name: str) -> OwnedTask:
+    def start_task(self, fn: TaskFunction, *, name: str, notify: bool = False) -> OwnedTask:
         """Run ``fn()`` as a task of this actor, in parallel with its receive loop.
 
         It runs as the actor, ends with it (cancelled before its children stop and
         before ``on_stop``), and crashes it if it raises; see ``actors/tasks.py``.
+        With ``notify``, its end (returned or cancelled) arrives as ``TaskEnded``.
         Raises ``NotRunning`` once the actor is stopping.
         """
-        return self._cell.start_task(fn, name)
+        return self._cell.start_task(fn, name, notify)
 
     def children(self) -> list[ActorRef]:
         """Live children in start order."""

@@ -1,6 +1,6 @@
 """Notices the runtime delivers to actors, and the system signals behind them.
 
-``Down``, ``Exit`` and ``Stale`` arrive through the system lane, ahead of
+``Down``, ``Exit``, ``Stale`` and ``TaskEnded`` arrive through the system lane, ahead of
 ordinary messages, and are passed to the actor's ``receive`` like any message.
 The underscored classes never reach actor code.
 """
@@ -15,6 +15,7 @@ from .exits import ExitReason
 
 if TYPE_CHECKING:
     from .ref import ActorRef
+    from .tasks import OwnedTask
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -49,6 +50,18 @@ class Stale:
     actor: ActorRef
     heartbeat_age: float
     last_activity: str | None
+
+
+@attrs.frozen(slots=True)
+class TaskEnded:
+    """An owned task started with ``notify=True`` ended: returned, or was cancelled.
+
+    (A task that raises crashes its actor instead.) Like ``Down``, it is never
+    lost to a full mailbox, so an actor can rely on it to learn that the work it
+    handed to a task is over.
+    """
+
+    task: OwnedTask
 
 
 @attrs.frozen(slots=True)

@@ -17,6 +17,8 @@ actor holds.
   reason: the task is the actor's own code, like its handlers.
 - ``OwnedTask.cancel()`` cancels one early; ``await task.wait()`` waits for
   its end.
+- Started with ``notify=True``, its end (returned or cancelled) reaches the
+  actor as a ``TaskEnded`` notice, through the system lane like ``Down``.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ TaskFunction = Callable[[], Awaitable[object]]
 class OwnedTask:
     """One task an actor owns (see the module docstring)."""
 
-    __slots__ = ("_ended", "_scope", "done", "name")
+    __slots__ = ("_ended", "_scope", "done", "name", "notify")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, notify: bool = False) -> None:
         self.name = name
+        self.notify = notify
+        """Tell the actor (``TaskEnded``) when the task returns or is cancelled."""
         self.done = False
         """True once the task has ended, however it ended."""
         self._scope = trio.CancelScope()
@@ -74,10 +78,12 @@ class OwnedTask:
 async def run_owned(cell: ActorCell, task: OwnedTask, fn: TaskFunction) -> None:
     """Body of an owned task: ``fn()`` as the actor, a crash crashing the actor."""
     current_cell.set(cell)
+    crashed = False
     try:
         with task._scope:
             await fn()
     except Exception as exc:
+        crashed = True
         reason = ExitReason.from_caught(exc, where=f"{cell.path} in task {task.name}")
         if cell.state is State.RUNNING or cell.state is State.STARTING:
             cell.kill(reason)
@@ -85,4 +91,4 @@ async def run_owned(cell: ActorCell, task: OwnedTask, fn: TaskFunction) -> None:
             log.error("actor %s: %s", cell.path, reason.describe())
     finally:
         task._finish()
-        cell.task_ended(task)
+        cell.task_ended(task, crashed)

@@ -17,6 +17,7 @@ from actors import (
     ExitReason,
     NotRunning,
     OwnedTask,
+    TaskEnded,
     current_path,
     trio_task_count,
 )
@@ -139,6 +140,53 @@ async def test_tasks_and_children_are_gone_before_on_stop(system: ActorSystem, h
         assert all(r is not None and r.kind is ExitKind.SHUTDOWN for r in kid_exits)
     await trio.testing.wait_all_tasks_blocked()
     assert trio_task_count() == before
+
+
+class Notified(Actor):
+    """Starts tasks with ``notify=True`` on request and records the notices."""
+
+    def __init__(self) -> None:
+        self.ended: list[str] = []
+        self.seen = trio.Event()
+        self.tasks: dict[str, OwnedTask] = {}
+
+    async def receive(self, message: Any) -> Any:
+        if isinstance(message, TaskEnded):
+            self.ended.append(message.task.name)
+            self.seen.set()
+        elif message == "quick":
+            self.tasks["quick"] = self.ctx.start_task(
+                trio.lowlevel.checkpoint, name="quick", notify=True
+            )
+        elif message == "forever":
+            self.tasks["forever"] = self.ctx.start_task(
+                trio.sleep_forever, name="forever", notify=True
+            )
+        elif message == "silent":
+            self.tasks["silent"] = self.ctx.start_task(trio.lowlevel.checkpoint, name="silent")
+        return None
+
+
+async def _next_notice(actor: Notified) -> list[str]:
+    with trio.fail_after(5):
+        await actor.seen.wait()
+    actor.seen = trio.Event()
+    return list(actor.ended)
+
+
+async def test_a_notifying_task_tells_its_actor_when_it_returns_or_is_cancelled(
+    system: ActorSystem,
+) -> None:
+    actor = Notified()
+    ref = await system.spawn(actor, name="notified")
+    await ref.call("silent")  # no notice for a task started without notify
+    await ref.call("quick")
+    assert await _next_notice(actor) == ["quick"]
+    await ref.call("forever")
+    actor.tasks["forever"].cancel()
+    assert await _next_notice(actor) == ["quick", "forever"]
+    assert actor.tasks["silent"].done
+    await ref.stop()
 
 
 async def test_cancelling_one_task_leaves_the_actor_running(system: ActorSystem) -> None:
