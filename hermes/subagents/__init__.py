@@ -2,8 +2,8 @@
 
     session-<id>
     `-- subagents (SubagentSupervisor)       admission, liveness, results
-        `-- sa-1-1a2b3c4d (SubagentRunner)   drives one task
-            `-- session (SessionActor)       the child session, depth + 1
+        `-- sa-1-1a2b3c4d (SessionActor)     the child session, depth + 1, driven by
+                                             a task of the supervisor (ChildDriver)
 
 | module | one job |
 |---|---|
@@ -12,7 +12,7 @@
 | ``gate.py`` | ``SpawnGate``: daemon-wide cap, per-parent slots, the admission queue, pause |
 | ``child.py`` | a child's tools, settings and focused system prompt |
 | ``progress.py`` | ``Progress``: a child's iteration, tool and activity, from its events |
-| ``runner.py`` | ``SubagentRunner``: starts one child session and drives it to its end |
+| ``driver.py`` | ``ChildDriver``: a supervisor task per child that starts and drives it |
 | ``supervisor.py`` | ``SubagentSupervisor``: one per delegating session |
 | ``ledger.py`` | the supervisor's batch and child records; the result and list line of one |
 | ``output.py`` | output schemas: extract, validate, the retry prompt |

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import attrs
 
-from actors import ActorRef, MonitorRef, Reply
+from actors import OwnedTask, Reply
 
+from .driver import ChildDriver, RunOutcome
 from .gate import Ticket
 from .messages import SubagentInfo
 from .progress import Progress
 from .results import TaskResult, TaskStatus
-from .runner import RunOutcome, SubagentRunner
 from .tasks import TaskSpec
 
 
@@ -53,11 +53,11 @@ class ChildRecord:
     state: str = "queued"
     """queued, running or done."""
     started_at: float | None = None
-    runner: SubagentRunner | None = None
-    ref: ActorRef | None = None
-    monitor: MonitorRef | None = None
+    driver: ChildDriver | None = None
+    driving: OwnedTask | None = None
+    """The supervisor's task running ``driver``."""
     verdict: tuple[TaskStatus, str] | None = None
-    """Set by the supervisor before it kills the runner: why the task ended."""
+    """Set by the supervisor before it stops the child: why the task ended."""
     result: TaskResult | None = None
     ended_at: float | None = None
 

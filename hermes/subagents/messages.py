@@ -38,11 +38,6 @@ class Check:
 
 
 @attrs.frozen(slots=True)
-class Run:
-    """The one message a runner handles: start the child and drive it to its end."""
-
-
-@attrs.frozen(slots=True)
 class SubagentInfo:
     """One line of ``ListSubagents``."""
 

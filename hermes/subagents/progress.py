@@ -1,6 +1,6 @@
 """``Progress``: what a child is doing, read from its own session events.
 
-The runner registers ``Progress.observe`` on the child's ``EventHub``, so
+The driver registers ``Progress.observe`` on the child's ``EventHub``, so
 every event the child publishes updates the record in line (no task, no
 buffer). The supervisor reads it to judge liveness: the time of the last
 event, and whether a tool call is running (which allows a longer silence).

@@ -3,25 +3,24 @@
     session-<id> (SessionActor)
     |-- processes
     |-- subagents (SubagentSupervisor)    this module: admission, liveness, results
-    |   |-- sa-1-1a2b3c4d (SubagentRunner)
-    |   |   `-- session (SessionActor)   the child, depth + 1
-    |   `-- sa-2-5e6f7a8b ...
+    |   |-- sa-1-1a2b3c4d (SessionActor)  a child, depth + 1, driven by a task
+    |   `-- sa-2-5e6f7a8b ...             of the supervisor (``driver.py``)
     `-- turn-<n>
 
 - **Delegate** (from the ``delegate_task`` tool): the batch goes through the
-  daemon-wide ``SpawnGate``; admitted tasks start as runners at once, the
+  daemon-wide ``SpawnGate``; admitted tasks start their drivers at once, the
   others wait (``SubagentQueued`` with their position) and start in order.
   Inline batches are answered when every task has ended; background ones at
   once with their id, then their result travels to the parent session's
   mailbox as ``MachineInput`` (recorded in the store first).
 - **Liveness**: every ``check_interval`` the supervisor reads each child's
   ``Progress``; silent for longer than ``stale_between_tools`` (or
-  ``stale_in_tool`` while a tool runs) the runner is killed and the task
+  ``stale_in_tool`` while a tool runs) the child is killed and the task
   ends ``stalled`` with its last activity; past ``child_timeout``,
   ``timed_out``.
 - **Stop and steer**: a soft ``Interrupt`` (forwarded by the session) goes to
   every running child and stops the queued ones; ``Cancel`` kills every
-  runner at once and answers when all are gone; one child is listed, steered
+  child at once and answers when all are gone; one child is listed, steered
   or stopped by id (the owning session forwards those verbs). A task admitted
   after its batch was stopped never starts.
 """
@@ -40,13 +39,14 @@ from actors import (
     Actor,
     ActorExited,
     CallTimeout,
-    Down,
     Exit,
     ExitReason,
     MailboxConfig,
     MailboxFull,
-    MonitorRef,
+    NotRunning,
     Overflow,
+    OwnedTask,
+    TaskEnded,
     Timer,
     kill_all,
 )
@@ -73,10 +73,11 @@ from .child import (
     handoff_target,
     may_orchestrate,
 )
+from .driver import ChildDriver, ChildPlan, RunOutcome
 from .errors import AtCapacity, DelegationError, UnknownSubagent
 from .gate import ParentSlots, Ticket
 from .ledger import BatchRecord, ChildRecord, child_info, task_result
-from .messages import Abandon, Admitted, Check, Delegate, Run, SubagentInfo
+from .messages import Abandon, Admitted, Check, Delegate, SubagentInfo
 from .progress import Progress
 from .results import (
     BatchResult,
@@ -87,7 +88,6 @@ from .results import (
     format_batch,
     summary_cap,
 )
-from .runner import ChildPlan, RunOutcome, SubagentRunner
 from .service import spawn_checks
 from .verdicts import liveness_verdict, task_verdict
 
@@ -120,7 +120,7 @@ class SubagentSupervisor(Actor):
         self.slots = ParentSlots(self.config.max_concurrent_children)
         self._batches: dict[str, BatchRecord] = {}
         self._children: dict[str, ChildRecord] = {}
-        self._by_monitor: dict[MonitorRef, ChildRecord] = {}
+        self._by_task: dict[OwnedTask, ChildRecord] = {}
         self._finished: deque[str] = deque()
         self._admitted: list[ChildRecord] = []
         self._admit_pending = False
@@ -179,13 +179,13 @@ class SubagentSupervisor(Actor):
             self._in_hand = False
 
     async def _receive(self, message: object) -> object:
-        if isinstance(message, Down):
-            child = self._by_monitor.pop(message.monitor, None)
+        if isinstance(message, TaskEnded):
+            child = self._by_task.pop(message.task, None)
             if child is not None:
                 await self._finish(child)
             return None
         if isinstance(message, Exit):
-            return None  # runners are also monitored: their Down carries the end
+            return None  # a child session's end: its driver's TaskEnded carries it
         if isinstance(message, Admitted):
             await self._start_admitted()
             return None
@@ -329,22 +329,20 @@ class SubagentSupervisor(Actor):
             schema_retries=self.config.schema_retries,
             close_timeout=self.config.close_timeout,
         )
-        runner = SubagentRunner(plan, child.progress)
-        child.runner = runner
+        driver = ChildDriver(plan, child.progress)
+        child.driver = driver
         child.state = "running"
         child.started_at = now
         child.progress.touch("starting")
         try:
-            ref = await self.ctx.spawn(runner, name=child.id, shutdown=0)
-        except Exception as error:  # a failed spawn is this task's failure, not ours
+            child.driving = self.ctx.start_task(
+                lambda: driver.run(self.ctx), name=child.id, notify=True
+            )
+        except NotRunning as error:  # we are stopping: this task's failure, not ours
             child.verdict = (TaskStatus.FAILED, f"the child did not start: {error}")
             await self._finish(child)
             return
-        child.ref = ref
-        monitor = self.ctx.monitor(ref)
-        child.monitor = monitor
-        self._by_monitor[monitor] = child
-        ref.cast_nowait(Run())
+        self._by_task[child.driving] = child
         waited = now - child.queued_at if child.ticket.queued_at is not None else 0.0
         owner.hub.publish(ev.SubagentStarted(batch.id, child.id, child.task.goal, waited))
 
@@ -353,9 +351,8 @@ class SubagentSupervisor(Actor):
     def _status(self, child: ChildRecord, outcome: RunOutcome | None) -> tuple[TaskStatus, str]:
         if child.verdict is not None:
             return child.verdict
-        runner_exit = child.ref.exit_reason if child.ref is not None else None
         has_schema = child.task.output_schema is not None
-        return task_verdict(outcome, has_schema=has_schema, runner_exit=runner_exit)
+        return task_verdict(outcome, has_schema=has_schema)
 
     async def _finish(self, child: ChildRecord) -> None:
         """Record a task's end (once), free its slot, and complete its batch if it was last."""
@@ -363,13 +360,12 @@ class SubagentSupervisor(Actor):
             return
         child.state = "done"
         self.runtime.gate.release(child.ticket)
-        if child.monitor is not None:
-            self._by_monitor.pop(child.monitor, None)
-            self.ctx.demonitor(child.monitor, flush=True)
+        if child.driving is not None:
+            self._by_task.pop(child.driving, None)
         now = trio.current_time()
         child.ended_at = now
-        runner = child.runner
-        outcome = runner.outcome if runner is not None else None
+        driver = child.driver
+        outcome = driver.outcome if driver is not None else None
         status, detail = self._status(child, outcome)
         text = outcome.text if outcome is not None else ""
         spill = self.owner.config.spill_dir / "delegation" / f"{child.id}.txt"
@@ -470,9 +466,17 @@ class SubagentSupervisor(Actor):
             await self._kill(doomed, "the subagent supervisor")
 
     async def _kill(self, children: list[ChildRecord], why: str) -> None:
-        """Kill the runners of ``children`` at once (each subtree goes with its runner)."""
+        """Stop the drivers of ``children`` and kill their sessions, all at once."""
         reason = ExitReason.cancelled(by=self.ctx.path, detail=why)
-        await kill_all([child.ref for child in children if child.ref is not None], reason)
+        sessions = []
+        for child in children:
+            if child.driving is not None:
+                child.driving.cancel()
+            # Its own name: a session whose spawn was under way is found too.
+            session = self.ctx.child(child.id)
+            if session is not None:
+                sessions.append(session)
+        await kill_all(sessions, reason)
         await self._end_killed(children)
         for child in children:
             await self._finish(child)
@@ -505,9 +509,9 @@ class SubagentSupervisor(Actor):
         for child in list(self._children.values()):
             if child.state == "queued":
                 queued.append(child)
-            elif child.state == "running" and child.runner is not None:
-                child.runner.stop_requested = reason
-                session = child.runner.session
+            elif child.state == "running" and child.driver is not None:
+                child.driver.stop_requested = reason
+                session = child.driver.session
                 if session is not None:
                     try:
                         session.cast_nowait(Interrupt(reason))
@@ -564,7 +568,7 @@ class SubagentSupervisor(Actor):
 
     async def _steer(self, subagent_id: str, text: str) -> object:
         child = self._child(subagent_id)
-        session = child.runner.session if child.runner is not None else None
+        session = child.driver.session if child.driver is not None else None
         if child.state != "running" or session is None:
             state = child.state if child.state != "done" else "finished"
             raise DelegationError(f"subagent {subagent_id} is {state}: it cannot be steered")

@@ -6,26 +6,21 @@ rules live here, each a function of what the supervisor knows.
 
 from __future__ import annotations
 
-from actors import ExitReason
 from hermes.session import TurnEnd
 
 from .config import SubagentConfig
+from .driver import RunOutcome
 from .progress import Progress
 from .results import TaskStatus
-from .runner import RunOutcome
 
 Verdict = tuple[TaskStatus, str]
 """A task's status and a line saying why."""
 
 
-def task_verdict(
-    outcome: RunOutcome | None, *, has_schema: bool, runner_exit: ExitReason | None
-) -> Verdict:
-    """The status of a task whose runner reported ``outcome`` (None: it reported nothing)."""
+def task_verdict(outcome: RunOutcome | None, *, has_schema: bool) -> Verdict:
+    """The status of a task whose driver reported ``outcome`` (None: it reported nothing)."""
     if outcome is None or outcome.end is None:
         detail = outcome.detail if outcome is not None else ""
-        if not detail and runner_exit is not None:
-            detail = f"its runner exited: {runner_exit.describe()}"
         return TaskStatus.FAILED, detail or "the child ended before it ran"
     end = outcome.end
     if end is TurnEnd.COMPLETED:

@@ -4,35 +4,40 @@ from __future__ import annotations
 
 import trio
 
-from actors import ExitReason
 from hermes.session import TurnEnd
 from hermes.subagents.config import SubagentConfig
+from hermes.subagents.driver import RunOutcome
 from hermes.subagents.progress import Progress
 from hermes.subagents.results import TaskStatus
-from hermes.subagents.runner import RunOutcome
 from hermes.subagents.verdicts import liveness_verdict, task_verdict
 
 
 def test_task_verdicts_follow_the_last_turn() -> None:
     done = RunOutcome(TurnEnd.COMPLETED, text="all done")
-    assert task_verdict(done, has_schema=False, runner_exit=None) == (TaskStatus.COMPLETED, "")
+    assert task_verdict(done, has_schema=False) == (TaskStatus.COMPLETED, "")
     empty = RunOutcome(TurnEnd.COMPLETED, text="  ")
-    assert task_verdict(empty, has_schema=False, runner_exit=None)[0] is TaskStatus.FAILED
+    assert task_verdict(empty, has_schema=False)[0] is TaskStatus.FAILED
     bad = RunOutcome(TurnEnd.COMPLETED, text="x", output_error="missing 'name'")
-    assert task_verdict(bad, has_schema=True, runner_exit=None) == (
+    assert task_verdict(bad, has_schema=True) == (
         TaskStatus.FAILED,
         "its output did not fit the schema: missing 'name'",
     )
     capped = RunOutcome(TurnEnd.MAX_ITERATIONS, detail="budget spent")
-    assert task_verdict(capped, has_schema=False, runner_exit=None) == (
+    assert task_verdict(capped, has_schema=False) == (
         TaskStatus.TRUNCATED,
         "budget spent",
     )
     stopped = RunOutcome(TurnEnd.CANCELLED, detail="stopped")
-    assert task_verdict(stopped, has_schema=False, runner_exit=None)[0] is TaskStatus.INTERRUPTED
-    crashed = ExitReason.cancelled(by="/p", detail="killed")
-    status, why = task_verdict(None, has_schema=False, runner_exit=crashed)
-    assert status is TaskStatus.FAILED and why.startswith("its runner exited: ")
+    assert task_verdict(stopped, has_schema=False)[0] is TaskStatus.INTERRUPTED
+    assert task_verdict(None, has_schema=False) == (
+        TaskStatus.FAILED,
+        "the child ended before it ran",
+    )
+    broken = RunOutcome(None, detail="its driver failed: ValueError: boom")
+    assert task_verdict(broken, has_schema=False) == (
+        TaskStatus.FAILED,
+        "its driver failed: ValueError: boom",
+    )
 
 
 async def test_liveness_verdicts_stalled_between_and_inside_tools_and_timed_out() -> None:
