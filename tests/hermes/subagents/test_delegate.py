@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors import ActorSystem
 from hermes.fake import ErrorReply, FakeProvider, MessagesRequest, Reply, ToolUse
 from hermes.session import TurnEnd
 from hermes.store import StoreClient
@@ -20,6 +21,7 @@ from hermes.subagents import (
     TaskStatus,
     summary_cap,
 )
+from hermes.subagents.driver import ChildDriver
 from hermes.tools import Tool, ToolContext, ToolOutcome
 
 from .conftest import Parent, child_of, script_parent, system_of
@@ -236,6 +238,41 @@ async def test_a_failing_child_is_reported_failed_and_the_parent_carries_on(
     text = parent_result_text(fake)
     assert "1 failed, 1 completed" in text
     assert "bad request from the child" in text
+
+
+async def test_a_driver_that_fails_fails_its_task_not_the_supervisor(
+    fake: FakeProvider,
+    open_parent: Parent,
+    system: ActorSystem,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    original = ChildDriver._drive
+
+    async def drive(self: ChildDriver, session: Any, outcome: Any) -> None:
+        if "broken" in self.plan.task.goal:
+            raise RuntimeError("the driver broke")
+        await original(self, session, outcome)
+
+    monkeypatch.setattr(ChildDriver, "_drive", drive)
+    fake.when(Reply.of("fine"), predicate=child_of("healthy"))
+    script_parent(fake, {"tasks": [{"goal": "a broken task"}, {"goal": "a healthy task"}]})
+    parent, _ = await open_parent(close_timeout=0.2)
+    with trio.fail_after(10):
+        result = await parent.run("go")
+    assert result.reason is TurnEnd.COMPLETED
+    text = parent_result_text(fake)
+    assert "1 failed, 1 completed" in text
+    assert "its driver failed: RuntimeError: the driver broke" in text
+    listed = {i.goal: i for i in await parent.list_subagents()}
+    assert listed["a broken task"].state == "failed"
+    # The broken child's session was spawned, never closed: its driver killed it.
+    broken = listed["a broken task"].subagent_id
+    assert system.lookup(f"/parent-1/subagents/{broken}") is None
+    # The supervisor carries on: a second delegation in the same session works.
+    script_parent(fake, {"tasks": [{"goal": "a healthy task again"}]}, final="again")
+    with trio.fail_after(10):
+        again = await parent.run("go again")
+    assert again.reason is TurnEnd.COMPLETED
 
 
 SCHEMA = {
