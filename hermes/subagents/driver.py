@@ -95,6 +95,7 @@ class ChildDriver:
         self.outcome: RunOutcome | None = None
         self.stop_requested: str | None = None
         """Set by the supervisor before the session is up: stop as soon as it is."""
+        self._closed = False
 
     async def run(self, ctx: ActorContext) -> None:
         """The whole task, as an owned task of the supervisor (``ctx`` is its context).
@@ -113,12 +114,14 @@ class ChildDriver:
         await self._dispose()  # not on cancellation: whoever cancelled kills the session
 
     async def _dispose(self) -> None:
-        """Leave no child session behind: it stops itself once closed; else it is killed."""
+        """Leave no child session behind: a closed one is stopping by itself (given
+        a moment to finish); one the driver never closed (it failed) is killed."""
         session = self.session
         if session is None or not session.is_alive:
             return
-        with trio.move_on_after(self.plan.close_timeout):
-            await session.wait_exited()
+        if self._closed:
+            with trio.move_on_after(self.plan.close_timeout):
+                await session.wait_exited()
         if session.is_alive:
             await session.kill()
 
@@ -199,3 +202,4 @@ class ChildDriver:
         # ActorExited: already gone, and stopping us stops nothing more.
         with trio.move_on_after(self.plan.close_timeout), contextlib.suppress(ActorExited):
             await session.call(Close("subagent finished"), timeout=self.plan.close_timeout)
+        self._closed = True

@@ -256,7 +256,7 @@ async def test_a_driver_that_fails_fails_its_task_not_the_supervisor(
     monkeypatch.setattr(ChildDriver, "_drive", drive)
     fake.when(Reply.of("fine"), predicate=child_of("healthy"))
     script_parent(fake, {"tasks": [{"goal": "a broken task"}, {"goal": "a healthy task"}]})
-    parent, _ = await open_parent(close_timeout=0.2)
+    parent, _ = await open_parent()
     with trio.fail_after(10):
         result = await parent.run("go")
     assert result.reason is TurnEnd.COMPLETED
