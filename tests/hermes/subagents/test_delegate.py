@@ -11,7 +11,7 @@ import trio
 
 from actors import ActorSystem
 from hermes.fake import ErrorReply, FakeProvider, MessagesRequest, Reply, ToolUse
-from hermes.session import TurnEnd
+from hermes.session import SessionHandle, TurnEnd
 from hermes.store import StoreClient
 from hermes.subagents import (
     DelegationCompleted,
@@ -225,18 +225,27 @@ async def test_the_child_iteration_budget_ends_a_looping_child_as_truncated(
     assert "terminal:ok x3" in text
 
 
-async def test_a_failing_child_is_reported_failed_and_the_parent_carries_on(
-    fake: FakeProvider, open_parent: Parent
-) -> None:
-    fake.when(ErrorReply(400, "bad request from the child"), predicate=child_of("doomed"))
+async def _one_fails_one_completes(
+    fake: FakeProvider, open_parent: Parent, failing_goal: str
+) -> tuple[SessionHandle, str]:
+    """Delegate ``failing_goal`` and a healthy task; the parent completes with one of each.
+    Returns the parent and the delegation's result text."""
     fake.when(Reply.of("fine"), predicate=child_of("healthy"))
-    script_parent(fake, {"tasks": [{"goal": "a doomed task"}, {"goal": "a healthy task"}]})
+    script_parent(fake, {"tasks": [{"goal": failing_goal}, {"goal": "a healthy task"}]})
     parent, _ = await open_parent()
     with trio.fail_after(10):
         result = await parent.run("go")
     assert result.reason is TurnEnd.COMPLETED
     text = parent_result_text(fake)
     assert "1 failed, 1 completed" in text
+    return parent, text
+
+
+async def test_a_failing_child_is_reported_failed_and_the_parent_carries_on(
+    fake: FakeProvider, open_parent: Parent
+) -> None:
+    fake.when(ErrorReply(400, "bad request from the child"), predicate=child_of("doomed"))
+    _, text = await _one_fails_one_completes(fake, open_parent, "a doomed task")
     assert "bad request from the child" in text
 
 
@@ -254,14 +263,7 @@ async def test_a_driver_that_fails_fails_its_task_not_the_supervisor(
         await original(self, session, outcome)
 
     monkeypatch.setattr(ChildDriver, "_drive", drive)
-    fake.when(Reply.of("fine"), predicate=child_of("healthy"))
-    script_parent(fake, {"tasks": [{"goal": "a broken task"}, {"goal": "a healthy task"}]})
-    parent, _ = await open_parent()
-    with trio.fail_after(10):
-        result = await parent.run("go")
-    assert result.reason is TurnEnd.COMPLETED
-    text = parent_result_text(fake)
-    assert "1 failed, 1 completed" in text
+    parent, text = await _one_fails_one_completes(fake, open_parent, "a broken task")
     assert "its driver failed: RuntimeError: the driver broke" in text
     listed = {i.goal: i for i in await parent.list_subagents()}
     assert listed["a broken task"].state == "failed"
