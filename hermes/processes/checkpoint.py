@@ -117,11 +117,19 @@ class Checkpoint:
             return False
         return True
 
-    async def finished(self, state: ProcessState, timeout: float | None = None) -> bool:
-        """Record a finish; a failure is logged (recovery will mark the row lost)."""
+    async def finished(
+        self, state: ProcessState, timeout: float | None = None, *, wait: bool = True
+    ) -> bool:
+        """Record a finish; a failure is logged (recovery will mark the row lost).
+
+        ``wait=False`` (a watcher being stopped): queue the write and go on; the
+        store logs it if it fails. It still waits if the write cannot be queued.
+        """
         status = _RECORD_STATUS.get(state.status)
         if status is None:
             return False
+        if not wait and self.store.submit_process_finish(state.id, status, state.exit_code):
+            return True
         try:
             await self.store.record_process_finish(
                 state.id,

@@ -150,11 +150,13 @@ class WatcherBase(Actor):
         return self.config.stop_budget if math.isinf(left) else max(left, 0.0)
 
     async def _record_finish(self) -> None:
-        """Checkpoint the finish within what the stop scope leaves."""
+        """Checkpoint the finish as the watcher stops: queued, not waited for (the
+        store logs a failure, as ``Checkpoint.finished`` would), unless the store
+        cannot take it now; then within what the stop scope leaves."""
         if self.checkpoint is not None and self.recorded:
             timeout = min(self.config.store_timeout, self._time_left() - 0.05)
             if timeout > 0:
-                await self.checkpoint.finished(self.state, timeout=timeout)
+                await self.checkpoint.finished(self.state, timeout=timeout, wait=False)
 
     def _note_kill(self, report: KillReport | None) -> None:
         if report is not None and report.survivors:

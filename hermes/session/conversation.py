@@ -91,6 +91,17 @@ class Conversation:
         self.messages.append(message)
         return seq
 
+    def submit_append(self, message: Message) -> int | None:
+        """Keep ``message`` and queue its write without waiting (``StoreClient.submit``):
+        for a turn killed from outside its session. Its seq, or None if
+        the write could not be queued (nothing changed then: ``append`` it)."""
+        seq = self.next_seq
+        self._check_owner("append")
+        if not self.store.submit_append(self.session_id, message, expected_seq=seq):
+            return None
+        self.messages.append(message)
+        return seq
+
     async def replace_last(self, message: Message, *, usage: Usage | None = None) -> int:
         """Persist ``message`` in place of the last one; returns its seq."""
         seq = self.next_seq - 1

@@ -340,14 +340,22 @@ class TurnActor(Actor):
             )
         )
 
-    async def _commit_partial(self, marker: str) -> None:
-        """Keep text already streamed as an assistant message marked ``[marker]``."""
+    async def _commit_partial(self, marker: str, unattended: bool = False) -> None:
+        """Keep text already streamed as an assistant message marked ``[marker]``.
+
+        ``unattended``: the turn was killed from outside its session (the session is
+        going down, or someone killed the turn by hand), so nothing will act on the
+        write's result: it is queued without waiting for the store's reply, in order
+        before anything written after it, and the store logs it if it fails.
+        """
         text = "".join(self._partial)
         self._partial = []
         if not text.strip() or not self.conv.ends_with("user"):
             return
         message = Message("assistant", (TextBlock(f"{text}\n\n[{marker}]"),))
-        seq = await self.conv.append(message)
+        seq = self.conv.submit_append(message) if unattended else None
+        if seq is None:
+            seq = await self.conv.append(message)
         self._final_text = text
         self.deps.hub.publish(ev.MessageCompleted(self.number, seq, "assistant", text, marker, 0))
 
@@ -380,8 +388,9 @@ class TurnActor(Actor):
                 collector.stop_reason = reason
                 await batches.write_results(collector.results(), [])
             elif self._partial:
-                hard = cancelled or _only_cancelled(self._failure)  # killed by anyone
-                await self._commit_partial("cancelled" if hard else "interrupted")
+                from_above = not cancelled and _only_cancelled(self._failure)
+                hard = cancelled or from_above  # killed by anyone
+                await self._commit_partial("cancelled" if hard else "interrupted", from_above)
             await self.conv.close_open_uses(reason)
         except (StoreError, trio.Cancelled) as error:
             # The store failed or the settle bound passed: the session resyncs and repairs.

@@ -63,7 +63,8 @@ the actor casts ``Checkpoint`` to its child ``checkpointer``, which runs a
 passive checkpoint on a connection of its own (``checkpointer.py``): the
 store never waits for one.
 
-Failures: every request is answered. A failure is sent back as a
+Failures: every request is answered (an ``Unattended`` write, whose sender
+does not wait, has its failure logged instead). A failure is sent back as a
 ``StoreError`` naming the operation (``reply.fail``) and the actor keeps
 serving; it never dies of a bad request or a failed write. When the error
 says the connection itself is in trouble (not a database, I/O error, file
@@ -80,20 +81,61 @@ import math
 import os
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import outcome
 import trio
 
-from actors import Actor, ActorRef, ExitReason, MailboxConfig, MailboxFull, Overflow, Reply
+from actors import Actor, ActorRef, ExitReason, MailboxConfig, MailboxFull, Overflow
 
 from .checkpointer import Checkpoint, Checkpointer
 from .database import CLOSE_TIMEOUT, WAL_LIMIT_PAGES, Database, runs_inline
 from .errors import InvalidRequest, StoreError, StoreTimeout, StoreUnavailable
 from .records import StoreConfig
-from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request, Search
+from .requests import (
+    AppendMessages,
+    Compact,
+    IndexPending,
+    ReplaceLast,
+    Request,
+    Search,
+    Unattended,
+)
 
 log = logging.getLogger(__name__)
+
+
+class Answer(Protocol):
+    """Where a request's result goes: the caller's deferred ``Reply``, or a log."""
+
+    @property
+    def caller_gave_up(self) -> bool: ...
+
+    def send(self, value: Any) -> bool: ...
+
+    def fail(self, error: BaseException) -> bool: ...
+
+
+class LoggedFailure:
+    """The answer to an ``Unattended`` write: nobody waits for it, so a failure is
+    logged here (a warning naming the operation), never dropped unheard."""
+
+    __slots__ = ("path", "request")
+
+    def __init__(self, path: str, request: Request) -> None:
+        self.path = path
+        self.request = request
+
+    @property
+    def caller_gave_up(self) -> bool:
+        return False  # a write is finished whoever waits; reads are never unattended
+
+    def send(self, value: Any) -> bool:
+        return True
+
+    def fail(self, error: BaseException) -> bool:
+        log.warning("store %s: unattended %s failed: %s", self.path, self.request.op, error)
+        return True
 
 
 class _Flush:
@@ -196,7 +238,7 @@ class StoreActor(Actor):
         self.directory = Path(directory)
         self.path = self.directory / self.config.filename
         self._db: Database | None = None
-        self._group: list[tuple[Request, Reply]] = []
+        self._group: list[tuple[Request, Answer]] = []
         """Small writes waiting for the ``_Flush`` already in the mailbox."""
         self._flush_queued = False
         self._unindexed = 0
@@ -279,16 +321,28 @@ class StoreActor(Actor):
             await self._flush()
             await self._index()
             return None
-        try:
-            reply = self.ctx.defer_reply()
-        except RuntimeError:
-            # A cast: there is nobody to tell whether it worked, so do not do it.
-            log.warning(
-                "store %s: dropped %s sent with cast; store requests must be calls",
-                self.ctx.path,
-                type(message).__name__,
-            )
-            return None
+        reply: Answer
+        if isinstance(message, Unattended):
+            if not isinstance(message.request, Request) or not message.request.writes:
+                log.warning(
+                    "store %s: dropped unattended %s: only writes may be sent unattended",
+                    self.ctx.path,
+                    type(message.request).__name__,
+                )
+                return None
+            message, reply = message.request, LoggedFailure(self.ctx.path, message.request)
+        else:
+            try:
+                reply = self.ctx.defer_reply()
+            except RuntimeError:
+                # A cast: there is nobody to tell whether it worked, so do not do it.
+                log.warning(
+                    "store %s: dropped %s sent with cast; store requests must be calls"
+                    " (or Unattended writes)",
+                    self.ctx.path,
+                    type(message).__name__,
+                )
+                return None
         if not isinstance(message, Request):
             reply.fail(
                 InvalidRequest("request", f"{type(message).__name__} is not a store request")
@@ -368,7 +422,7 @@ class StoreActor(Actor):
         with suppress(MailboxFull):  # one is queued already: it covers these pages too
             self._checkpointer.cast_nowait(Checkpoint())
 
-    async def _answer(self, request: Request, reply: Reply) -> None:
+    async def _answer(self, request: Request, reply: Answer) -> None:
         try:
             result = await self._serve(request, reply)
         except StoreError as exc:
@@ -397,7 +451,7 @@ class StoreActor(Actor):
         elif paused:
             await db.checkpoint()
 
-    async def _serve(self, request: Request, reply: Reply) -> Any:
+    async def _serve(self, request: Request, reply: Answer) -> Any:
         if not request.writes and reply.caller_gave_up:
             raise StoreTimeout(request.op, "the caller gave up before the read started")
         db = self._db

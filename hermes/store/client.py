@@ -9,14 +9,24 @@ original chained as ``__cause__``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
 import attrs
+import outcome
 import trio
 
-from actors import ActorContext, ActorExited, ActorSystem, CallTimeout, MailboxFull, StartFailed
+from actors import (
+    ActorContext,
+    ActorExited,
+    ActorRef,
+    ActorSystem,
+    CallTimeout,
+    MailboxFull,
+    StartFailed,
+)
 from hermes.model.types import Message, Usage
 
 from .actor import StoreActor, StoreLane
@@ -57,9 +67,12 @@ from .requests import (
     Search,
     SetTitle,
     Truncate,
+    Unattended,
 )
 
 DEFAULT_TIMEOUT = 5.0
+
+log = logging.getLogger(__name__)
 
 
 class CallTarget(Protocol):
@@ -118,6 +131,41 @@ class StoreClient:
             ) from exc
         except MailboxFull as exc:
             raise StoreUnavailable(request.op, f"the store is overloaded: {exc}") from exc
+
+    def submit(self, request: Request) -> bool:
+        """Queue a write without waiting for it; the store logs it if it fails.
+
+        For a writer being torn down (a killed turn's partial text, a stopped
+        watcher's end), whose next step would only be to wait for the reply. The
+        write runs in order with everything else the store was sent. False if it
+        could not be queued now (the store's mailbox is full or it is not running,
+        or the target is not a plain actor ref): make the call instead.
+        """
+        if not request.writes:
+            raise ValueError(f"only writes may be submitted unattended, not {request.op}")
+        if self.lane is not None:
+            done = self.lane.run_now(request)
+            if done is not None:
+                if isinstance(done, outcome.Error):
+                    log.warning("store: unattended %s failed: %s", request.op, done.error)
+                return True
+        target = self.target
+        if not isinstance(target, ActorRef):
+            return False
+        try:
+            return target.cast_nowait(Unattended(request))
+        except MailboxFull:
+            return False
+
+    def submit_append(self, session_id: str, message: Message, *, expected_seq: int) -> bool:
+        """``append`` one message without waiting (see ``submit``)."""
+        return self.submit(AppendMessages(session_id, (message,), expected_seq, None))
+
+    def submit_process_finish(
+        self, process_id: str, status: ProcessRecordStatus, exit_code: int | None = None
+    ) -> bool:
+        """``record_process_finish`` without waiting (see ``submit``)."""
+        return self.submit(RecordProcessFinish(process_id, status, exit_code))
 
     # -- writes --------------------------------------------------------------------------
 

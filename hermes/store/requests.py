@@ -3,6 +3,9 @@
 Every request is sent with ``call`` (the client does that, with a timeout).
 Writes are committed before the reply. Reads carry the caller's ``deadline``
 (trio time) so that the store stops a query nobody is waiting for any more.
+The one exception is ``Unattended``: a write a writer being torn down sends
+with ``cast`` and does not wait for (``StoreClient.submit``); the store logs
+its failure, since nobody else would hear of it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ import attrs
 from hermes.model.types import Message, Usage
 
 from .records import ProcessRecord, ProcessRecordStatus
+
+
+@attrs.frozen(slots=True)
+class Unattended:
+    """A write sent with ``cast``: nobody waits for it, and the store logs its failure."""
+
+    request: Request
 
 
 @attrs.frozen(slots=True)
