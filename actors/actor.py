@@ -33,6 +33,11 @@ class Actor:
     """If true, exits of linked actors and children arrive as ``Exit`` messages."""
     stop_children_concurrently: ClassVar[bool] = False
     """On stop, stop all children at once instead of one by one in reverse start order."""
+    serve_queued_on_stop: ClassVar[bool] = False
+    """On a graceful stop, first handle the ordinary messages already queued when the
+    stop is reached (an OTP mailbox would have them in order before it), within the
+    shutdown budget; a kill still drops them. For an owner of state that others write
+    to without waiting for an answer (the store)."""
 
     ctx: ActorContext
 

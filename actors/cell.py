@@ -213,10 +213,14 @@ class ActorCell:
     async def _loop(self, actor: Actor) -> ExitReason:
         mailbox = self.mailbox
         budget = THROUGHPUT
+        stopping: ExitReason | None = None  # a stop reached with messages still to serve
+        queued = 0
         self.state = State.RUNNING
         while True:
             item = mailbox.get_nowait()
             if item is None:
+                if stopping is not None:
+                    return stopping
                 timers = self._timers
                 if timers:
                     if timers.fire_due(trio.current_time()):
@@ -239,7 +243,15 @@ class ActorCell:
                     self.deliver_reply(reply, result)
                 self._current = None
                 self._current_deferred = False
+                if stopping is not None:
+                    queued -= 1
+                    if not queued:
+                        return stopping
             elif type(item) is _Stop:
+                if actor.serve_queued_on_stop and mailbox.depth:
+                    # Serve what was sent before the stop, then stop (OTP's order).
+                    stopping, queued = item.reason, mailbox.depth
+                    continue
                 return item.reason
             elif type(item) is _Probe:
                 self._probe_pending = False

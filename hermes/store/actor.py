@@ -217,6 +217,7 @@ class StoreActor(Actor):
     """Owns ``<directory>/<config.filename>``; serves the requests in ``requests.py``."""
 
     mailbox = MailboxConfig(capacity=1000, overflow=Overflow.BLOCK)
+    serve_queued_on_stop = True  # an unattended write sent before the stop is still made
     shutdown_budget = 5.0
 
     def __init__(

@@ -160,6 +160,45 @@ async def test_graceful_stop_is_shutdown_and_runs_on_stop_once(system: ActorSyst
     assert len(actor.stops) == 1
 
 
+class Busy(Actor):
+    """Blocks on its first message until released, then records the rest."""
+
+    def __init__(self) -> None:
+        self.release = trio.Event()
+        self.handled: list[Any] = []
+
+    async def receive(self, message: Any) -> Any:
+        if message == "block":
+            await self.release.wait()
+        self.handled.append(message)
+        return None
+
+
+class BusyServingQueued(Busy):
+    serve_queued_on_stop = True
+
+
+@pytest.mark.parametrize("serve_queued", [True, False])
+async def test_a_graceful_stop_serves_what_was_queued_before_it_only_if_asked(
+    system: ActorSystem, serve_queued: bool
+) -> None:
+    actor = BusyServingQueued() if serve_queued else Busy()
+    ref = await system.spawn(actor)
+    await ref.cast("block")
+    await trio.testing.wait_all_tasks_blocked()
+    for n in range(3):
+        await ref.cast(n)  # queued behind the blocked message
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ref.stop)
+        await trio.testing.wait_all_tasks_blocked()
+        actor.release.set()
+    assert ref.exit_reason is not None and ref.exit_reason.kind is ExitKind.SHUTDOWN
+    if serve_queued:
+        assert actor.handled == ["block", 0, 1, 2]  # in order, then the stop
+    else:
+        assert actor.handled == ["block"]
+
+
 async def test_ctx_stop_is_normal(system: ActorSystem) -> None:
     actor = Recorder()
     ref = await system.spawn(actor)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
-from actors import ActorRef
+from actors import ActorRef, ActorSystem
 from hermes.model.types import Message, TextBlock
-from hermes.store import StoreClient
+from hermes.store import StoreClient, spawn_store
 from hermes.store.requests import LoadSession, Unattended
 
 
@@ -59,6 +60,24 @@ async def test_an_unattended_read_cast_to_the_store_is_dropped_with_a_warning(
         assert target.cast_nowait(Unattended(LoadSession("any")))
         await store.create_session(model="m")  # served after the cast
     assert "only writes may be sent unattended" in caplog.text
+
+
+async def test_a_write_submitted_just_before_the_store_stops_is_still_made(
+    system: ActorSystem, store: StoreClient, store_dir: Path
+) -> None:
+    info = await store.create_session(model="m")
+    target = store.target
+    assert isinstance(target, ActorRef)
+    client = through_the_mailbox(store)
+    sent = [
+        Message("user" if seq % 2 == 0 else "assistant", (TextBlock(f"m{seq}"),))
+        for seq in range(3)
+    ]
+    for seq, message in enumerate(sent):
+        assert client.submit_append(info.id, message, expected_seq=seq)
+    await target.stop()  # its stop jumps the queue: the writes are served first
+    reopened = await spawn_store(system, store_dir, register=None)
+    assert (await reopened.load(info.id)).messages == tuple(sent)
 
 
 async def test_a_store_that_is_gone_takes_no_submitted_write(store: StoreClient) -> None:
