@@ -42,6 +42,9 @@ log = logging.getLogger("actors")
 THROUGHPUT = 64
 """Messages an actor handles back to back before it yields to other tasks."""
 
+_TAKING_NOTICES = frozenset({State.STARTING, State.RUNNING})
+"""States in which a notice put in the system lane will still be handled."""
+
 RECENT_EXITS = 16
 """Exits of children remembered per actor for introspection."""
 
@@ -542,7 +545,7 @@ class ActorCell:
             tasks.discard(task)
             if not tasks:
                 self._note_emptied()
-        if task.notify and not crashed and self.state is State.RUNNING:
+        if task.notify and not crashed and self.state in _TAKING_NOTICES:
             self.mailbox.put_system(TaskEnded(task))
 
     async def wait_taskless(self) -> None:

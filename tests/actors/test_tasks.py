@@ -189,6 +189,25 @@ async def test_a_notifying_task_tells_its_actor_when_it_returns_or_is_cancelled(
     await ref.stop()
 
 
+class NotifiedAtStart(Notified):
+    """Its notifying task ends while ``on_start`` is still running."""
+
+    async def on_start(self) -> None:
+        self.tasks["early"] = self.ctx.start_task(
+            trio.lowlevel.checkpoint, name="early", notify=True
+        )
+        await self.tasks["early"].wait()
+
+
+async def test_a_task_that_ends_while_its_actor_starts_is_still_reported(
+    system: ActorSystem,
+) -> None:
+    actor = NotifiedAtStart()
+    ref = await system.spawn(actor, name="early")
+    assert await _next_notice(actor) == ["early"]
+    await ref.stop()
+
+
 async def test_cancelling_one_task_leaves_the_actor_running(system: ActorSystem) -> None:
     actor = Ticker()
     ref = await system.spawn(actor, name="ticker")
