@@ -9,7 +9,6 @@ original chained as ``__cause__``.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
@@ -29,7 +28,7 @@ from actors import (
 )
 from hermes.model.types import Message, Usage
 
-from .actor import StoreActor, StoreLane
+from .actor import LoggedFailure, StoreActor, StoreLane
 from .errors import StoreError, StoreTimeout, StoreUnavailable
 from .records import (
     AppendResult,
@@ -71,8 +70,6 @@ from .requests import (
 )
 
 DEFAULT_TIMEOUT = 5.0
-
-log = logging.getLogger(__name__)
 
 
 class CallTarget(Protocol):
@@ -143,15 +140,15 @@ class StoreClient:
         """
         if not request.writes:
             raise ValueError(f"only writes may be submitted unattended, not {request.op}")
-        if self.lane is not None:
-            done = self.lane.run_now(request)
-            if done is not None:
-                if isinstance(done, outcome.Error):
-                    log.warning("store: unattended %s failed: %s", request.op, done.error)
-                return True
         target = self.target
         if not isinstance(target, ActorRef):
             return False
+        if self.lane is not None:
+            done = self.lane.run_now(request)
+            if done is not None:
+                if isinstance(done, outcome.Error):  # the store's own answer to a failure
+                    LoggedFailure(target.path, request).fail(done.error)
+                return True
         try:
             return target.cast_nowait(Unattended(request))
         except MailboxFull:
