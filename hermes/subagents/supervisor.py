@@ -45,7 +45,6 @@ from actors import (
     MailboxFull,
     NotRunning,
     Overflow,
-    OwnedTask,
     TaskEnded,
     Timer,
     kill_all,
@@ -120,7 +119,6 @@ class SubagentSupervisor(Actor):
         self.slots = ParentSlots(self.config.max_concurrent_children)
         self._batches: dict[str, BatchRecord] = {}
         self._children: dict[str, ChildRecord] = {}
-        self._by_task: dict[OwnedTask, ChildRecord] = {}
         self._finished: deque[str] = deque()
         self._admitted: list[ChildRecord] = []
         self._admit_pending = False
@@ -180,9 +178,9 @@ class SubagentSupervisor(Actor):
 
     async def _receive(self, message: object) -> object:
         if isinstance(message, TaskEnded):
-            child = self._by_task.pop(message.task, None)
-            if child is not None:
-                await self._finish(child)
+            child = self._children.get(message.task.name)  # a driver is named by its child
+            if child is not None and child.driving is message.task:
+                await self._finish(child)  # once: a child already finished is left alone
             return None
         if isinstance(message, Exit):
             return None  # a child session's end: its driver's TaskEnded carries it
@@ -342,7 +340,6 @@ class SubagentSupervisor(Actor):
             child.verdict = (TaskStatus.FAILED, f"the child did not start: {error}")
             await self._finish(child)
             return
-        self._by_task[child.driving] = child
         waited = now - child.queued_at if child.ticket.queued_at is not None else 0.0
         owner.hub.publish(ev.SubagentStarted(batch.id, child.id, child.task.goal, waited))
 
@@ -360,8 +357,6 @@ class SubagentSupervisor(Actor):
             return
         child.state = "done"
         self.runtime.gate.release(child.ticket)
-        if child.driving is not None:
-            self._by_task.pop(child.driving, None)
         now = trio.current_time()
         child.ended_at = now
         driver = child.driver
