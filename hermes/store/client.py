@@ -49,6 +49,7 @@ from .requests import (
     CreateSession,
     EndSession,
     EndSessions,
+    ForgetProcess,
     GetSession,
     ListCompactions,
     ListDelegations,
@@ -163,6 +164,10 @@ class StoreClient:
     ) -> bool:
         """``record_process_finish`` without waiting (see ``submit``)."""
         return self.submit(RecordProcessFinish(process_id, status, exit_code))
+
+    def submit_forget_process(self, process_id: str) -> bool:
+        """``forget_process`` without waiting (see ``submit``)."""
+        return self.submit(ForgetProcess(process_id))
 
     # -- writes --------------------------------------------------------------------------
 
@@ -371,17 +376,24 @@ class StoreClient:
         )
         return row
 
+    async def forget_process(self, process_id: str, *, timeout: float | None = None) -> bool:
+        """Delete a process row (a foreground command's, its group reaped); whether it existed."""
+        found: bool = await self.request(ForgetProcess(process_id), timeout)
+        return found
+
     async def list_processes(
         self,
         *,
         session_id: str | None = None,
         active_only: bool = False,
         limit: int = 1000,
+        foreground: bool | None = None,
         timeout: float | None = None,
     ) -> list[ProcessRecord]:
-        """Process rows, oldest first (one session's, or all; only running ones if asked)."""
+        """Process rows, oldest first (one session's, or all; only running ones if asked;
+        only foreground commands' groups, or only background processes, if asked)."""
         rows: list[ProcessRecord] = await self.request(
-            ListProcesses(session_id, active_only, limit), timeout
+            ListProcesses(session_id, active_only, limit, foreground=foreground), timeout
         )
         return rows
 

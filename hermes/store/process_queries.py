@@ -1,4 +1,5 @@
-"""The SQL of the ``processes`` table: the crash checkpoint of background processes.
+"""The SQL of the ``processes`` table: the crash checkpoint of background processes
+and of foreground tool commands' process groups (rows with a ``tool_use_id``).
 
 Synchronous functions on an ``apsw.Connection``, run by ``queries.run_request``
 in a transaction of their own, like every other request.
@@ -14,7 +15,13 @@ import apsw
 
 from .errors import InvalidRequest
 from .records import PROCESS_STATUSES, ProcessRecord, ProcessRecordStatus
-from .requests import ClaimProcess, ListProcesses, RecordProcessFinish, RecordProcessStart
+from .requests import (
+    ClaimProcess,
+    ForgetProcess,
+    ListProcesses,
+    RecordProcessFinish,
+    RecordProcessStart,
+)
 
 if TYPE_CHECKING:
     from .queries import Abort
@@ -24,7 +31,7 @@ MAX_PROCESS_ROWS = 10_000
 
 _COLUMNS = (
     "id, session_id, command, cwd, pid, pgid, start_time, boot_id, owner_pid, "
-    "owner_start_time, status, exit_code, started_at, finished_at"
+    "owner_start_time, status, exit_code, started_at, finished_at, tool_use_id"
 )
 
 
@@ -44,6 +51,7 @@ def _row(row: Sequence[Any]) -> ProcessRecord:
         exit_code=None if row[11] is None else int(row[11]),
         started_at=float(row[12]),
         finished_at=None if row[13] is None else float(row[13]),
+        tool_use_id=row[14],
     )
 
 
@@ -80,12 +88,18 @@ def record_process_start(
         _check_int(op, field, getattr(rec, field), 1)
     for field in ("start_time", "owner_start_time"):
         _check_int(op, field, getattr(rec, field), 0)
+    if rec.tool_use_id is not None and (
+        not isinstance(rec.tool_use_id, str) or not rec.tool_use_id
+    ):
+        raise InvalidRequest(
+            op, f"tool_use_id must be None or a non-empty str, got {rec.tool_use_id!r}"
+        )
     if rec.status != "running":
         raise InvalidRequest(op, f"a new process record must be 'running', got {rec.status!r}")
     if _find(conn, rec.id) is not None:
         raise InvalidRequest(op, f"a process record with id {rec.id!r} already exists")
     conn.execute(
-        f"INSERT INTO processes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO processes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             rec.id,
             rec.session_id,
@@ -101,6 +115,7 @@ def record_process_start(
             None,
             rec.started_at or time.time(),
             None,
+            rec.tool_use_id,
         ),
     )
     return _existing(conn, op, rec.id)
@@ -146,6 +161,14 @@ def claim_process(conn: apsw.Connection, req: ClaimProcess, abort: Abort) -> Pro
     return _existing(conn, op, req.process_id)
 
 
+def forget_process(conn: apsw.Connection, req: ForgetProcess, abort: Abort) -> bool:
+    """Delete the row; whether there was one."""
+    if not isinstance(req.process_id, str) or not req.process_id:
+        raise InvalidRequest(req.op, f"process_id must be a non-empty str, got {req.process_id!r}")
+    row = conn.execute("DELETE FROM processes WHERE id = ? RETURNING id", (req.process_id,)).get
+    return row is not None
+
+
 def list_processes(conn: apsw.Connection, req: ListProcesses, abort: Abort) -> list[ProcessRecord]:
     op = req.op
     if type(req.limit) is not int or not 1 <= req.limit <= MAX_PROCESS_ROWS:
@@ -159,6 +182,10 @@ def list_processes(conn: apsw.Connection, req: ListProcesses, abort: Abort) -> l
         args.append(req.session_id)
     if req.active_only:
         where.append("status = 'running'")
+    if req.foreground is not None:
+        if type(req.foreground) is not bool:
+            raise InvalidRequest(op, f"foreground must be a bool or None, got {req.foreground!r}")
+        where.append(f"tool_use_id IS {'NOT ' if req.foreground else ''}NULL")
     clause = f"WHERE {' AND '.join(where)} " if where else ""
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM processes {clause}ORDER BY started_at, id LIMIT ?",

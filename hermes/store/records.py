@@ -121,6 +121,8 @@ class ProcessRecord:
     and ``boot_id`` the kernel's boot id: together with ``pid`` they tell the
     process apart from a later one that reuses its pid. ``owner_pid`` and
     ``owner_start_time`` name the daemon process whose registry owns it.
+    A row with ``tool_use_id`` is a foreground tool command's process group
+    (``hermes.processes.foreground``), not a background process.
     """
 
     id: str
@@ -137,11 +139,18 @@ class ProcessRecord:
     exit_code: int | None = None
     started_at: float = 0.0
     finished_at: float | None = None
+    tool_use_id: str | None = None
+    """The tool call whose foreground command this group runs (None: a background process)."""
 
     @property
     def active(self) -> bool:
         """Recorded as running: its owner has not seen it finish."""
         return self.status == "running"
+
+    @property
+    def foreground(self) -> bool:
+        """A foreground tool command's group, recorded for crash recovery only."""
+        return self.tool_use_id is not None
 
 
 DelegationStatus = Literal["running", "finished", "delivered"]

@@ -255,8 +255,22 @@ class ClaimProcess(Request):
 
 
 @attrs.frozen(slots=True)
+class ForgetProcess(Request):
+    """Delete a process row (a foreground command's, once its group is reaped); a no-op if none."""
+
+    op: ClassVar[str] = "forget_process"
+    moves_tails: ClassVar[bool] = False
+
+    process_id: str
+
+
+@attrs.frozen(slots=True)
 class ListProcesses(Request):
-    """Process rows, oldest first: one session's or all, optionally only running ones."""
+    """Process rows, oldest first: one session's or all, optionally only running ones.
+
+    ``foreground``: only foreground commands' groups (True), only background
+    processes (False), or both (None).
+    """
 
     op: ClassVar[str] = "list_processes"
     writes: ClassVar[bool] = False
@@ -265,6 +279,7 @@ class ListProcesses(Request):
     active_only: bool = False
     limit: int = 1000
     deadline: float = math.inf
+    foreground: bool | None = None
 
 
 # -- background delegations (hermes.subagents) ------------------------------------------

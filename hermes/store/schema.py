@@ -43,6 +43,12 @@ wait (see ``actor.py``). Indexing a message with its own write cost about a
 sixth of each append (``python -m bench session``); a batch shares the
 index's per-transaction work. Deleting an indexed row still takes it out of
 the index at once; deleting a queued one just drops it from the queue.
+
+Version 7 adds ``processes.tool_use_id``: a foreground tool command's process
+group is recorded in ``processes`` too (before its command runs), with the
+tool call it belongs to, so a restarted daemon can find it, kill or list it,
+and say so in that call's result (``hermes.processes.foreground``). NULL for
+background processes.
 """
 
 from __future__ import annotations
@@ -215,6 +221,13 @@ CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
 END;
 """
 
+_V7 = """
+ALTER TABLE processes ADD COLUMN tool_use_id TEXT
+    CHECK (tool_use_id IS NULL OR length(tool_use_id) > 0);
+CREATE INDEX processes_of_tool_calls ON processes (session_id, tool_use_id)
+    WHERE tool_use_id IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -222,6 +235,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "session events (replay across restarts)", _V4),
     Migration(5, "context compaction (archived rows, compaction records)", _V5),
     Migration(6, "full-text index in batches (fts_pending queue)", _V6),
+    Migration(7, "foreground tool process groups (processes.tool_use_id)", _V7),
 )
 """Every schema change ever made, in order; append, never edit."""
 
