@@ -16,7 +16,7 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code.group(1))
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, check=True
     )
     lines = out.stdout.splitlines()
     assert lines[0] == "3"
@@ -30,7 +30,7 @@ def test_readme_supervision_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "supervision.py"
     script.write_text(blocks[1])
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, check=True
     )
     assert out.stdout.splitlines() == ["/app/b (restarts: 1) got ping"]
 
@@ -47,7 +47,7 @@ def test_readme_session_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "session.py"
     script.write_text(session[0])
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, check=True
     )
     lines = out.stdout.splitlines()
     assert lines[0] == "completed after 1 tool step"

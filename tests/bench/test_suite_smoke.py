@@ -139,7 +139,7 @@ def test_temporary_directories_are_removed(smoke: tuple[dict[str, Any], str, Pat
 )
 def test_bad_flags_are_refused_clearly(args: list[str], message: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "bench", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "bench", *args], capture_output=True, text=True, timeout=180
     )
     assert out.returncode == 2
     assert message in out.stderr

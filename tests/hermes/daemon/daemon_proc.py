@@ -16,6 +16,16 @@ from typing import Any
 from hermes.daemon.paths import Paths, resolve_paths
 from hermes.gateway.client import Endpoint, NoDaemon, find_daemon
 
+STARTUP_BOUND = 240.0
+"""How long a daemon may take to serve before a test gives up on it.
+
+A daemon that fails exits, and ``Daemon.start`` sees that at once; this bound only
+ends a daemon that hangs. It is generous on purpose: on a slow, busy 2-core machine
+with ``PYTHONTRACEMALLOC`` set, imports alone take tens of seconds.
+"""
+EXIT_BOUND = 120.0
+"""How long a stopping daemon (or a CLI command) may take before a test gives up on it."""
+
 LONG_PROMPT = "please tell me a long story about " + " ".join(f"word{i}" for i in range(240))
 """The demo model echoes it back in ~40 deltas: a turn that streams for a while."""
 
@@ -49,7 +59,7 @@ class Daemon:
         self.proc: subprocess.Popen[str] | None = None
         self.endpoint: Endpoint | None = None
 
-    def start(self, timeout: float = 20.0) -> Endpoint:
+    def start(self, timeout: float = STARTUP_BOUND) -> Endpoint:
         (self.root / "home").mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hermes", "daemon"],
@@ -75,7 +85,7 @@ class Daemon:
                 pass
             time.sleep(0.02)
         self.kill()
-        raise RuntimeError("the daemon did not start in time")
+        raise RuntimeError(f"the daemon did not serve within {timeout:.0f} s")
 
     @property
     def token(self) -> str:
@@ -96,7 +106,7 @@ class Daemon:
         assert self.proc is not None
         self.proc.send_signal(signum)
 
-    def wait(self, timeout: float = 20.0) -> tuple[int, str, str]:
+    def wait(self, timeout: float = EXIT_BOUND) -> tuple[int, str, str]:
         assert self.proc is not None
         out, err = self.proc.communicate(timeout=timeout)
         return self.proc.returncode, out, err
@@ -107,9 +117,9 @@ class Daemon:
             with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
         if proc is not None:
-            proc.communicate(timeout=10)
+            proc.communicate(timeout=EXIT_BOUND)
 
-    def cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    def cli(self, *args: str, timeout: float = EXIT_BOUND) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "hermes", *args],
             env=self.env,

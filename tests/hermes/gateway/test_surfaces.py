@@ -22,7 +22,7 @@ import trio_websocket
 
 from hermes.fake import FakeProvider, Reply, Text, ToolUse
 from hermes.gateway.client import Client, GatewayError, connect
-from tests.hermes.daemon.daemon_proc import LONG_PROMPT, Daemon, running_daemon
+from tests.hermes.daemon.daemon_proc import EXIT_BOUND, LONG_PROMPT, Daemon, running_daemon
 from tests.hermes.gateway.fake_thread import ThreadedFake
 from tests.hermes.gateway.test_gateway import ahttp, new_session, until
 
@@ -311,7 +311,7 @@ def test_tree_watch_redraws_until_ctrl_c(daemon: Daemon) -> None:
     try:
         assert proc.stdout is not None
         frames, manager = 0, []
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + EXIT_BOUND  # the CLI's own imports come first
         while frames < 3 and time.monotonic() < deadline:
             line = proc.stdout.readline()
             frames += line.startswith("hermes tree ")
@@ -320,9 +320,9 @@ def test_tree_watch_redraws_until_ctrl_c(daemon: Daemon) -> None:
         assert frames == 3 and len(manager) >= 2
         assert all("mailbox 0" in m and "beat " in m and "restarts 0" in m for m in manager)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=EXIT_BOUND)
         assert proc.returncode == 0, err
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate(timeout=10)
+            proc.communicate(timeout=EXIT_BOUND)
