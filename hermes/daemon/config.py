@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -98,6 +99,26 @@ def _host(value: Any) -> str | None:
         ipaddress.ip_address(value)
     except ValueError:
         return "an IP address or 'localhost'"
+    return None
+
+
+def _origins(value: Any) -> str | None:
+    expected = "a list of origins like 'http://localhost:3000' (scheme://host[:port], no path)"
+    if not isinstance(value, list):
+        return expected
+    for item in value:
+        if not isinstance(item, str) or not re.fullmatch(r"https?://[^/?#\s]+", item):
+            return expected
+    return None
+
+
+def _host_names(value: Any) -> str | None:
+    expected = "a list of host names or IP addresses, without a port"
+    if not isinstance(value, list):
+        return expected
+    for item in value:
+        if not isinstance(item, str) or not re.fullmatch(r"[A-Za-z0-9.:_\[\]-]+", item):
+            return expected
     return None
 
 
@@ -209,7 +230,32 @@ SCHEMA: dict[str, dict[str, Key]] = {
             20000, _int(0), "events kept per session in the database (0 = none stored)"
         ),
         "max_connections": Key(4096, _int(1), "concurrent connections"),
+        "max_unauthenticated": Key(
+            64,
+            _int(1),
+            "connections still in their handshake (per listener); when full, the oldest is dropped",
+        ),
+        "handshake_timeout": Key(
+            5.0, _number(0), "seconds a new connection has to present its head and token"
+        ),
+        "owner_reserve": Key(
+            8, _int(0), "unix-socket connections (owner's uid only) allowed beyond max_connections"
+        ),
+        "client_buffer_bytes": Key(
+            1 << 20, _int(65536), "bytes queued for one WebSocket client before its requests wait"
+        ),
+        "write_timeout": Key(
+            10.0, _number(0), "seconds a WebSocket client may take to accept a frame, then dropped"
+        ),
+        "max_subscriptions": Key(1000, _int(1), "event subscriptions per WebSocket connection"),
         "requests_in_flight": Key(32, _int(1), "concurrent requests per connection"),
+        "allowed_origins": Key(
+            [], _origins, "Origin values accepted besides the daemon's own loopback origins"
+        ),
+        "allowed_hosts": Key(
+            [], _host_names, "Host names accepted besides loopback and the bound address"
+        ),
+        "sse_keepalive": Key(15.0, _number(0), "seconds between keepalives on an idle SSE stream"),
     },
     "logging": {
         "level": Key("info", _choice(*LOG_LEVELS), "log level", reload=True),
@@ -375,6 +421,8 @@ class Settings:
     """Shared by the store actor and the actors' store clients (see ``hermes/store/actor.py``)."""
     sessions_view: SessionsView = attrs.field(factory=SessionsView)
     """Filled by the sessions manager, read by its clients (see ``sessions_view.py``)."""
+    gateway_port: int | None = None
+    """The port the first gateway bound; a restarted gateway binds it again."""
 
 
 def prepare(env: Mapping[str, str] | None = None) -> tuple[Config, Paths]:
