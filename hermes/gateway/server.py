@@ -7,16 +7,26 @@
 
 A connection that fails (bad frames, a peer that vanished) ends only itself;
 its actor logs why. Every connection must present the token before anything
-else is read or answered.
+else is read or answered; until then it holds a handshake slot (``slots.py``)
+and has ``gateway.handshake_timeout`` seconds. The unix socket serves only
+the owner's uid (peer credentials).
+
+A restarted gateway binds the port its first incarnation bound
+(``Settings.gateway_port``). When the gateway stops, its WebSocket clients get
+a last notice and a close frame: ``daemon.stopping`` and 1001 "daemon
+stopping" when the daemon is stopping, ``gateway.restarting`` and 1012
+"gateway restarting" when only the gateway is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import socket
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +36,7 @@ import trio_websocket
 
 from actors import Actor, ActorRef, Exit, MailboxConfig, Overflow
 from hermes.daemon.config import Settings
+from hermes.daemon.errors import RequestError
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
@@ -35,11 +46,13 @@ from . import protocol
 from .coalesce import next_events
 from .http_api import serve_http
 from .methods import Methods, Services, error_code
+from .outqueue import OutQueue
 from .replay import from_store, ring_frame
+from .slots import Slots
 from .wire_http import (
-    HEAD_TIMEOUT,
     BadRequest,
     PrefixedStream,
+    RequestHead,
     error_response,
     parse_head,
     read_head,
@@ -47,14 +60,20 @@ from .wire_http import (
 
 log = logging.getLogger("hermes.gateway")
 
-WRITE_TIMEOUT = 10.0
-"""A client that takes longer than this to accept one frame is disconnected."""
 OUT_QUEUE = 256
+"""Frames queued per WebSocket client at most (and ``gateway.client_buffer_bytes``)."""
+CLOSE_GRACE = 1.5
+"""Seconds a stopping gateway gives its WebSocket clients to get their last frames."""
+REBIND_FOR = 5.0
+"""Seconds a restarted gateway retries its old port while the old socket is closing."""
+DRAIN = 1.0
+"""Seconds an answered-and-refused connection is read (and discarded) before it closes."""
 
 
 @attrs.frozen(slots=True)
 class NewConnection:
     stream: trio.SocketStream
+    unix: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -74,22 +93,28 @@ class Shared:
     settings: Settings
     token: str
     methods: Methods
-    connections: int = 0
+    slots: Slots
     total: int = 0
+    clients: set[WsClient] = attrs.field(factory=set)
+    """Live WebSocket clients (told to close when the gateway stops)."""
+    close: tuple[int, str] = (1001, "gateway stopping")
+    """The close frame of a connection ended without the gateway's notice (a kill)."""
 
 
 class Acceptor(Actor):
-    def __init__(self, gateway: ActorRef, listeners: list[trio.SocketListener]) -> None:
+    def __init__(
+        self, gateway: ActorRef, listeners: list[tuple[trio.SocketListener, bool]]
+    ) -> None:
         self.gateway = gateway
         self.listeners = listeners
 
     async def receive(self, message: object) -> None:
         if isinstance(message, _Run):
             async with trio.open_nursery() as nursery:
-                for listener in self.listeners:
-                    nursery.start_soon(self._accept, listener)
+                for listener, unix in self.listeners:
+                    nursery.start_soon(self._accept, listener, unix)
 
-    async def _accept(self, listener: trio.SocketListener) -> None:
+    async def _accept(self, listener: trio.SocketListener, unix: bool) -> None:
         while True:
             try:
                 stream = await listener.accept()
@@ -97,13 +122,15 @@ class Acceptor(Actor):
                 log.warning("accept failed: %s", exc)
                 await trio.sleep(0.1)
                 continue
-            await self.gateway.cast(NewConnection(stream))
+            await self.gateway.cast(NewConnection(stream, unix))
 
 
 class GatewayActor(Actor):
     trap_exits = True
     mailbox = MailboxConfig(capacity=1000, overflow=Overflow.BLOCK)
-    shutdown_budget = 2.0
+    shutdown_budget = 3.0
+    stop_children_concurrently = True
+    """Connections are killed at once, not one by one (they were told to close first)."""
 
     def __init__(self, settings: Settings, token: str) -> None:
         self.settings = settings
@@ -112,14 +139,17 @@ class GatewayActor(Actor):
 
     async def on_start(self) -> None:
         config = self.settings.config
-        host, port = config.get("daemon", "host"), config.get("daemon", "port")
-        self.listeners = await trio.open_tcp_listeners(port, host=host)
+        self.listeners = await self._bind()
         sockname = self.listeners[0].socket.getsockname()
         self.host, self.port = str(sockname[0]), int(sockname[1])
+        self.settings.gateway_port = self.port
+        kinds = [(listener, False) for listener in self.listeners]
         self.unix_path: str | None = None
         if config.get("daemon", "unix_socket"):
             path = self.settings.paths.socket_file
-            self.listeners.append(await open_private_unix_listener(path))
+            unix = await open_private_unix_listener(path)
+            self.listeners.append(unix)
+            kinds.append((unix, True))
             self.unix_path = str(path)
         parent = self.ctx.parent
         assert parent is not None
@@ -139,14 +169,70 @@ class GatewayActor(Actor):
             parent.path,
             memory,
         )
-        self.shared = Shared(self.settings, self.token, Methods(services))
+        gateway = config.values["gateway"]
+        slots = Slots(
+            gateway["max_unauthenticated"], gateway["max_connections"], gateway["owner_reserve"]
+        )
+        self.shared = Shared(self.settings, self.token, Methods(services), slots)
         self.acceptor = await self.ctx.spawn(
-            Acceptor(self.ctx.self, self.listeners), name="accept", shutdown=0
+            Acceptor(self.ctx.self, kinds), name="accept", shutdown=0
         )
         await self.acceptor.cast(_Run())
         status = await manager.call(Status())
         self._write_endpoint(status)
+        self.ctx.start_task(self._close_clients_at_stop, name="close-clients")
         log.info("gateway listening on http://%s:%d (ws and http)", self.host, self.port)
+
+    async def _bind(self) -> list[trio.SocketListener]:
+        """Listen on the configured port, or on the one an earlier incarnation bound.
+
+        A restart retries the old port for ``REBIND_FOR`` seconds while the old
+        socket closes (``SO_REUSEADDR`` is set by trio); if it stays taken by
+        someone else and no port was configured, any free port, with a warning.
+        """
+        config = self.settings.config
+        host, port = config.get("daemon", "host"), config.get("daemon", "port")
+        previous = self.settings.gateway_port
+        if port or not previous:
+            return await trio.open_tcp_listeners(port, host=host)
+        deadline = trio.current_time() + REBIND_FOR
+        while True:
+            try:
+                return await trio.open_tcp_listeners(previous, host=host)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE or trio.current_time() >= deadline:
+                    log.warning(
+                        "cannot listen on port %d again (%s); taking a new port", previous, exc
+                    )
+                    return await trio.open_tcp_listeners(0, host=host)
+            await trio.sleep(0.05)  # the old listener is still closing: retry shortly
+
+    async def _close_clients_at_stop(self) -> None:
+        """Waits until the gateway stops, then gives every WebSocket client its last
+        notice and close frame (before the connections are killed)."""
+        try:
+            await trio.sleep_forever()
+        finally:
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + CLOSE_GRACE):
+                await self._close_clients()
+
+    async def _close_clients(self) -> None:
+        shared = self.shared
+        with contextlib.suppress(Exception):
+            await self.acceptor.kill()  # no new connections while the old ones close
+        if not shared.clients:
+            return
+        parent = self.ctx.parent
+        if parent is not None and _is_stopping(self.ctx.system.snapshot(), parent.path):
+            code, reason, kind = 1001, "daemon stopping", "daemon.stopping"
+        else:
+            code, reason, kind = 1012, "gateway restarting", "gateway.restarting"
+        shared.close = (code, reason)
+        clients = list(shared.clients)
+        for client in clients:
+            client.begin_close(code, reason, kind)
+        for client in clients:
+            await client.done.wait()
 
     def _write_endpoint(self, status: dict[str, Any]) -> None:
         paths = self.settings.paths
@@ -171,7 +257,7 @@ class GatewayActor(Actor):
 
     async def receive(self, message: object) -> object:
         if isinstance(message, NewConnection):
-            await self._connection(message.stream)
+            await self._connection(message.stream, message.unix)
         elif isinstance(message, Exit):
             if message.actor == self.acceptor:
                 raise RuntimeError(f"the accept loop exited: {message.reason.describe()}")
@@ -179,24 +265,23 @@ class GatewayActor(Actor):
             return (self.host, self.port)
         return None
 
-    async def _connection(self, stream: trio.SocketStream) -> None:
+    async def _connection(self, stream: trio.SocketStream, unix: bool) -> None:
         shared = self.shared
-        limit = self.settings.config.get("gateway", "max_connections")
-        if shared.connections >= limit:
-            with trio.move_on_after(1.0):
-                await stream.send_all(
-                    error_response(503, "overloaded", f"too many connections ({limit})")
-                )
+        if unix and not _peer_is_owner(stream):
             await trio.aclose_forcefully(stream)
             return
-        shared.connections += 1
         shared.total += 1
+        conn = shared.total
+        handshake = trio.CancelScope()
+        shared.slots.admit(conn, handshake, unix)
         try:
             ref = await self.ctx.spawn(
-                ConnectionActor(stream, shared), name=f"conn-{shared.total}", shutdown=0
+                ConnectionActor(stream, shared, conn, unix, handshake),
+                name=f"conn-{conn}",
+                shutdown=0,
             )
         except BaseException:
-            shared.connections -= 1
+            shared.slots.release(conn)
             await trio.aclose_forcefully(stream)
             raise
         await ref.cast(_Run())
@@ -215,9 +300,20 @@ class ConnectionActor(Actor):
 
     mailbox = MailboxConfig(capacity=4, overflow=Overflow.FAIL)
 
-    def __init__(self, stream: trio.SocketStream, shared: Shared) -> None:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        shared: Shared,
+        conn: int,
+        unix: bool,
+        handshake: trio.CancelScope,
+    ) -> None:
         self.stream = stream
         self.shared = shared
+        self.conn = conn
+        self.unix = unix
+        self.handshake = handshake
+        """Cancelled by the gateway to drop this connection while it is the oldest handshake."""
 
     async def receive(self, message: object) -> None:
         if not isinstance(message, _Run):
@@ -229,28 +325,55 @@ class ConnectionActor(Actor):
         except* Exception as group:
             log.warning("connection failed", exc_info=group)
         finally:
-            self.shared.connections -= 1
+            self.shared.slots.release(self.conn)
             await trio.aclose_forcefully(self.stream)
             self.ctx.stop()
 
     async def _serve(self) -> None:
         stream = self.stream
+        with self.handshake:
+            got = await self._handshake()
+        if self.handshake.cancelled_caught:
+            await _refuse(
+                stream,
+                error_response(
+                    503, "overloaded", "dropped: too many connections waiting for their handshake"
+                ),
+                drain=0.0,
+            )
+            return
+        if got is None:
+            return
+        head, prefix = got
+        if head.is_websocket:
+            await self._websocket(PrefixedStream(stream, prefix))
+        else:
+            await serve_http(
+                stream, head, prefix[len(head.raw) :], self.shared.methods, self.shared.settings
+            )
+
+    async def _handshake(self) -> tuple[RequestHead, bytes] | None:
+        """Read the head and check the token, then take an authenticated slot:
+        ``(head, bytes read so far)``, or None once the connection is answered."""
+        stream = self.stream
+        timeout: float = self.shared.settings.config.values["gateway"]["handshake_timeout"]
         try:
-            with trio.fail_after(HEAD_TIMEOUT):
+            with trio.fail_after(timeout):
                 got = await read_head(stream)
             if got is None:
-                return
+                return None
             head_bytes, rest = got
             head = parse_head(head_bytes)
         except trio.TooSlowError:
-            await _send_quietly(stream, error_response(408, "timeout", "request head too slow"))
-            return
+            message = f"request head not received in {timeout:g} s"
+            await _refuse(stream, error_response(408, "timeout", message))
+            return None
         except BadRequest as exc:
-            await _send_quietly(stream, error_response(exc.status, exc.code, str(exc)))
-            return
+            await _refuse(stream, error_response(exc.status, exc.code, str(exc)))
+            return None
         if not token_matches(self.shared.token, head.token):
             what = "missing" if not head.token else "wrong"
-            await _send_quietly(
+            await _refuse(
                 stream,
                 error_response(
                     401,
@@ -259,11 +382,15 @@ class ConnectionActor(Actor):
                     "the daemon's runtime directory (hermes daemon status shows where)",
                 ),
             )
-            return
-        if head.is_websocket:
-            await self._websocket(PrefixedStream(stream, head_bytes + rest))
-        else:
-            await serve_http(stream, head, rest, self.shared.methods, self.shared.settings)
+            return None
+        slots = self.shared.slots
+        if not slots.authenticate(self.conn, self.unix):
+            limit = slots.max_connections
+            await _refuse(
+                stream, error_response(503, "overloaded", f"too many connections ({limit})")
+            )
+            return None
+        return head, head_bytes + rest
 
     async def _websocket(self, stream: PrefixedStream) -> None:
         gateway = self.shared.settings.config.values["gateway"]
@@ -276,16 +403,55 @@ class ConnectionActor(Actor):
             chosen = next((p for p in protocol.SUBPROTOCOLS if p in offered), None)
             ws = await request.accept(subprotocol=chosen)
             client = WsClient(ws, self.shared, chosen == protocol.MSGPACK, self.ctx.path)
+            self.shared.clients.add(client)
             try:
                 await client.run()
             finally:
+                self.shared.clients.discard(client)
+                client.done.set()
                 nursery.cancel_scope.cancel()
 
 
-async def _send_quietly(stream: trio.abc.SendStream, data: bytes) -> None:
-    with trio.move_on_after(2.0):
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await stream.send_all(data)
+async def _refuse(stream: trio.SocketStream, response: bytes, drain: float = DRAIN) -> None:
+    """Answer and close so that the peer reads the answer: send it, end our side,
+    then read and discard what the peer still sends for up to ``drain`` seconds
+    (closing with unread data would make the kernel reset the connection)."""
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        with trio.move_on_after(2.0):
+            await stream.send_all(response)
+            await stream.send_eof()
+            with trio.move_on_after(drain):
+                received = 0
+                while received < 1 << 20 and (chunk := await stream.receive_some(65536)):
+                    received += len(chunk)
+
+
+def _peer_is_owner(stream: trio.SocketStream) -> bool:
+    """The unix socket's peer runs as this daemon's uid (``SO_PEERCRED``)."""
+    try:
+        creds = stream.socket.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+        )
+    except OSError as exc:
+        log.warning("unix socket: cannot read the peer's credentials (%s); refused", exc)
+        return False
+    pid, uid, _ = struct.unpack("3i", creds)
+    if uid == os.getuid():
+        return True
+    log.warning("unix socket: refused pid %d of uid %d (serves uid %d only)", pid, uid, os.getuid())
+    return False
+
+
+def _is_stopping(tree: dict[str, Any], path: str) -> bool:
+    """In a ``system.snapshot()``: the actor at ``path`` is stopping (or gone)."""
+    stack = list(tree.get("children", ()))
+    while stack:
+        node = stack.pop()
+        if node["path"] == path:
+            return bool(node["state"] != "running")
+        if path.startswith(node["path"] + "/"):
+            stack.extend(node.get("children", ()))
+    return True
 
 
 class WsClient:
@@ -301,34 +467,91 @@ class WsClient:
         gateway = shared.settings.config.values["gateway"]
         self.max_frame: int = gateway["max_frame_bytes"]
         self.client_queue: int = gateway["client_queue"]
+        self.max_subscriptions: int = gateway["max_subscriptions"]
+        self.write_timeout: float = gateway["write_timeout"]
         self.in_flight = trio.Semaphore(gateway["requests_in_flight"])
-        self.out_send, self.out_recv = trio.open_memory_channel[str | bytes](OUT_QUEUE)
+        """Held by a request from when it is read until its answer is queued: at the
+        bound the reader stops reading, and the client's socket fills."""
+        self.out = OutQueue(gateway["client_buffer_bytes"], OUT_QUEUE)
         self.subscriptions: dict[str, trio.CancelScope] = {}
+        self.work = trio.CancelScope()
+        """The reader, the requests and the event pumps (not the writer)."""
+        self.closing: tuple[int, str] | None = None
+        self.sending = False
+        self.done = trio.Event()
+
+    def begin_close(self, code: int, reason: str, kind: str) -> None:
+        """Stop reading and serving, send what is queued, a ``kind`` notice, then a close frame."""
+        if self.closing is not None:
+            return
+        self.closing = (code, reason)
+        self.work.cancel()
+        self.out.put_nowait(self._encode(protocol.notice(kind, None, {"reason": reason})))
+        self.out.close()
 
     async def run(self) -> None:
-        async with trio.open_nursery() as nursery:
-            self.nursery = nursery
-            nursery.start_soon(self._writer)
-            try:
-                await self._reader()
-            finally:
-                nursery.cancel_scope.cancel()
+        ended = False
+        try:
+            async with trio.open_nursery() as outer:
+                self.outer = outer
+                outer.start_soon(self._writer)
+                with self.work:
+                    async with trio.open_nursery() as nursery:
+                        self.nursery = nursery
+                        await self._reader()
+                        nursery.cancel_scope.cancel()
+                if self.closing is None:
+                    outer.cancel_scope.cancel()  # the client left: nothing more to write
+            ended = True
+        finally:
+            if not ended and self.closing is None and not self.sending:
+                # Killed without the gateway's notice: a close frame still, if it fits.
+                deadline = trio.current_time() + 0.3
+                with (
+                    trio.CancelScope(shield=True, deadline=deadline),
+                    contextlib.suppress(Exception),
+                ):
+                    await self.ws.aclose(*self.shared.close)
 
     async def _writer(self) -> None:
-        async for data in self.out_recv:
+        try:
+            await self._write()
+        except trio_websocket.ConnectionClosed:
+            pass  # the client left
+        finally:
+            self.outer.cancel_scope.cancel()
+
+    async def _write(self) -> None:
+        out = self.out
+        while True:
+            try:
+                data = await out.get()
+            except trio.EndOfChannel:
+                break
             while True:
-                with trio.move_on_after(WRITE_TIMEOUT) as scope:
+                self.sending = True
+                with trio.move_on_after(self.write_timeout) as scope:
                     await self.ws.send_message(data)
+                self.sending = False
                 if scope.cancelled_caught:
-                    log.warning("%s: client too slow to take a frame; disconnecting", self.path)
-                    await self.ws.aclose(1008, "too slow")
+                    log.warning(
+                        "%s: client took no frame in %g s; disconnecting",
+                        self.path,
+                        self.write_timeout,
+                    )
+                    self.sending = True  # the connection is in an unknown state: no more frames
+                    with trio.move_on_after(1.0):
+                        await self.ws.aclose(1008, "too slow")
                     return
                 try:
-                    # Frames already queued go out without another wait on the channel:
+                    # Frames already queued go out without another wait on the queue:
                     # each wait is a scheduler pass, a few ms on a loaded daemon.
-                    data = self.out_recv.receive_nowait()
+                    data = out.get_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
+        if self.closing is not None:
+            with trio.move_on_after(1.0):
+                await self.ws.aclose(*self.closing)
 
     def _encode(self, frame: dict[str, Any]) -> str | bytes:
         try:
@@ -340,7 +563,9 @@ class WsClient:
             )
 
     async def _send(self, frame: dict[str, Any]) -> None:
-        await self.out_send.send(self._encode(frame))
+        """Queue ``frame``, waiting for room; dropped if the connection is closing."""
+        with contextlib.suppress(trio.ClosedResourceError):
+            await self.out.put(self._encode(frame))
 
     async def _reader(self) -> None:
         while True:
@@ -367,23 +592,26 @@ class WsClient:
 
     async def _handle(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
         try:
-            if method == "events.subscribe":
-                await self._subscribe(request_id, params)
-                return
-            if method == "events.unsubscribe":
-                session = params.get("session")
-                scope = self.subscriptions.pop(session, None) if isinstance(session, str) else None
-                if scope is not None:
-                    scope.cancel()
-                await self._send(protocol.result_frame(request_id, {"unsubscribed": bool(scope)}))
-                return
-            result = await self.shared.methods.call(method, params)
-            frame = protocol.result_frame(request_id, result)
-        except Exception as exc:
-            frame = _error(request_id, method, exc)
+            try:
+                if method == "events.subscribe":
+                    await self._subscribe(request_id, params)
+                    return
+                if method == "events.unsubscribe":
+                    session = params.get("session")
+                    scope = (
+                        self.subscriptions.pop(session, None) if isinstance(session, str) else None
+                    )
+                    if scope is not None:
+                        scope.cancel()
+                    frame = protocol.result_frame(request_id, {"unsubscribed": bool(scope)})
+                else:
+                    result = await self.shared.methods.call(method, params)
+                    frame = protocol.result_frame(request_id, result)
+            except Exception as exc:
+                frame = _error(request_id, method, exc)
+            await self._send(frame)
         finally:
-            self.in_flight.release()
-        await self._send(frame)
+            self.in_flight.release()  # only once the answer is queued
 
     async def _subscribe(self, request_id: Any, params: dict[str, Any]) -> None:
         from .params import Params
@@ -394,6 +622,12 @@ class WsClient:
         epoch = p.opt_str("epoch")
         approvals = p.opt_bool("approvals", False)
         p.done()
+        if session not in self.subscriptions and len(self.subscriptions) >= self.max_subscriptions:
+            raise RequestError(
+                f"events.subscribe: this connection already has {len(self.subscriptions)} "
+                f"subscriptions (gateway.max_subscriptions); unsubscribe from one first",
+                "too_many_subscriptions",
+            )
         entry = await self.shared.methods.s.manager.lookup(session)
         old = self.subscriptions.pop(session, None)
         if old is not None:
