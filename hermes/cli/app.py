@@ -14,7 +14,30 @@ from hermes import __version__
 T = TypeVar("T")
 
 
-@click.group()
+class _Group(click.Group):
+    """The ``hermes`` group: an untrusted runtime directory or pid is one line, exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from hermes.daemon.trust import Untrusted
+
+        try:
+            return super().invoke(ctx)
+        except Untrusted as exc:
+            fail(str(exc))
+        except BaseExceptionGroup as group:
+            match, _ = group.split(Untrusted)
+            if match is None:
+                raise
+            fail(str(_leaf(match)))
+
+
+def _leaf(group: BaseException) -> BaseException:
+    while isinstance(group, BaseExceptionGroup):
+        group = group.exceptions[0]
+    return group
+
+
+@click.group(cls=_Group)
 @click.version_option(__version__, prog_name="hermes")
 def main() -> None:
     """Hermes on Trio: an agent daemon built from supervised actors.

@@ -21,6 +21,7 @@ configuration without dropping sessions.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import sys
 import time
@@ -32,13 +33,15 @@ from actors import Actor, ActorRef, ActorSystem, LoopStallDetector, tune_gc
 from hermes.store import StoreActor
 from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
 
-from .config import ConfigError, Settings, load_config, prepare, reload_changes
+from .config import Config, ConfigError, Settings, load_config, prepare, reload_changes
+from .exitnote import StartWatch, describe_exit
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
 from .manager import SessionsManager
-from .paths import ensure_private_dir
+from .paths import Paths
 from .providers import ProvidersActor
 from .security import write_token
+from .startup import UMASK, StartupError, os_failure, prepare_data_dir, prepare_runtime_dir
 
 log = logging.getLogger("hermes.daemon")
 
@@ -82,78 +85,121 @@ def build_root(settings: Settings, token: str) -> Supervisor:
 
 
 def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run in the foreground until stopped; returns the exit code."""
+    """Run in the foreground until stopped; returns the exit code.
+
+    Everything it creates is private (umask 0077); a failure to start, or a root
+    supervisor that gives up, is one line on ``err`` naming the cause and the log.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
+    os.umask(UMASK)
     try:
         config, paths = prepare()
     except ConfigError as exc:
         print(f"hermes daemon: invalid configuration, not starting:\n{exc}", file=err)
         return 1
-    ensure_private_dir(paths.runtime_dir)
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
     lock = DaemonLock(paths.lock_file)
+    data_lock = DaemonLock(paths.data_dir / "daemon.lock", what="data directory")
     try:
-        lock.acquire()
-    except AlreadyRunning as exc:
+        prepare_runtime_dir(paths.runtime_dir)
+        try:
+            lock.acquire()
+        except OSError as exc:
+            raise os_failure(exc, "lock", paths.lock_file, "HERMES_RUNTIME_DIR") from None
+        notes = prepare_data_dir(paths.data_dir)
+        try:
+            data_lock.acquire()
+        except OSError as exc:
+            raise os_failure(exc, "lock", data_lock.path) from None
+        handler = _logging(config, paths)
+    except (StartupError, AlreadyRunning) as exc:
         print(f"hermes daemon: {exc}", file=err)
+        data_lock.release()
+        lock.release()
         return 1
-    handler = setup_logging(
-        paths.log_file,
-        config.get("logging", "level"),
-        config.get("logging", "max_bytes"),
-        config.get("logging", "backups"),
-    )
     try:
-        if lock.stale_pid is not None:
-            log.warning("took over a stale lock from pid %d", lock.stale_pid)
-            print(f"hermes daemon: took over a stale lock (pid {lock.stale_pid})", file=err)
-        host = config.get("daemon", "host")
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            print(
-                f"hermes daemon: warning: listening on {host}, not loopback: other machines "
-                "can reach it (the token is still required)",
-                file=err,
-            )
-            log.warning("listening on %s, not loopback", host)
+        for note in notes:
+            log.warning("%s", note)
+        return _serve(config, paths, lock, out, err)
+    finally:
+        for path in (paths.endpoint_file, paths.token_file):
+            path.unlink(missing_ok=True)
+        data_lock.release()
+        lock.release()
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _logging(config: Config, paths: Paths) -> logging.Handler:
+    try:
+        return setup_logging(
+            paths.log_file,
+            config.get("logging", "level"),
+            config.get("logging", "max_bytes"),
+            config.get("logging", "backups"),
+        )
+    except OSError as exc:
+        raise os_failure(exc, "open the log", paths.log_file) from None
+
+
+def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: TextIO) -> int:
+    """Run the tree (the locks are held and the log is open)."""
+    if lock.stale_pid is not None:
+        log.warning("took over a stale lock from pid %d", lock.stale_pid)
+        print(f"hermes daemon: took over a stale lock (pid {lock.stale_pid})", file=err)
+    host = config.get("daemon", "host")
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        print(
+            f"hermes daemon: warning: listening on {host}, not loopback: other machines "
+            "can reach it (the token is still required)",
+            file=err,
+        )
+        log.warning("listening on %s, not loopback", host)
+    try:
         token = write_token(paths.token_file)
-        settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
-        tune_gc()
+    except OSError as exc:
+        failure = os_failure(exc, "write the token", paths.token_file, "HERMES_RUNTIME_DIR")
+        print(f"hermes daemon: {failure}", file=err)
+        return 1
+    settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
+    tune_gc()
+    roots: list[ActorRef] = []
 
-        async def started(system: ActorSystem, root: ActorRef) -> None:
-            from hermes.gateway.server import GetAddress
+    async def started(system: ActorSystem, root: ActorRef) -> None:
+        from hermes.gateway.server import GetAddress
 
-            gateway = system.lookup(root.path + "/gateway")
-            assert gateway is not None
-            host, port = await gateway.call(GetAddress())
-            model = settings.config.model
-            note = (
-                f"offline demo model {model} (no ANTHROPIC_API_KEY)"
-                if settings.config.demo
-                else f"model {model}"
-            )
-            print(
-                f"hermes daemon: listening on http://{host}:{port} ({note})", file=out, flush=True
-            )
-            log.info(
-                "daemon started (pid %s, boot %s)", __import__("os").getpid(), settings.boot_id
-            )
+        roots.append(root)
+        gateway = system.lookup(root.path + "/gateway")
+        assert gateway is not None
+        host, port = await gateway.call(GetAddress())
+        model = settings.config.model
+        note = (
+            f"offline demo model {model} (no ANTHROPIC_API_KEY)"
+            if settings.config.demo
+            else f"model {model}"
+        )
+        print(f"hermes daemon: listening on http://{host}:{port} ({note})", file=out, flush=True)
+        log.info("daemon started (pid %s, boot %s)", os.getpid(), settings.boot_id)
 
-        def reload(system: ActorSystem, root: ActorRef) -> None:
-            try:
-                new = load_config(paths.config_file)
-            except ConfigError as exc:
-                log.error("reload refused, keeping the running configuration:\n%s", exc)
-                return
-            applied, restart = reload_changes(settings.config, new)
-            settings.config = new
-            set_level(new.get("logging", "level"))
-            log.info(
-                "configuration reloaded; applied: %s; need a restart: %s",
-                ", ".join(applied) or "nothing",
-                ", ".join(restart) or "nothing",
-            )
+    def reload(system: ActorSystem, root: ActorRef) -> None:
+        try:
+            new = load_config(paths.config_file)
+        except ConfigError as exc:
+            log.error("reload refused, keeping the running configuration:\n%s", exc)
+            return
+        applied, restart = reload_changes(settings.config, new)
+        settings.config = new
+        set_level(new.get("logging", "level"))
+        log.info(
+            "configuration reloaded; applied: %s; need a restart: %s",
+            ", ".join(applied) or "nothing",
+            ", ".join(restart) or "nothing",
+        )
 
+    watch = StartWatch()
+    app_log = logging.getLogger("supervisors.application")
+    app_log.addHandler(watch)
+    try:
         code = run(
             lambda: build_root(settings, token),
             name=ROOT,
@@ -161,11 +207,13 @@ def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
             on_started=started,
             on_reload=reload,
         )
-        log.info("daemon exited with code %d", code)
-        return code
     finally:
-        for path in (paths.endpoint_file, paths.token_file):
-            path.unlink(missing_ok=True)
-        lock.release()
-        logging.getLogger().removeHandler(handler)
-        handler.close()
+        app_log.removeHandler(watch)
+    log.info("daemon exited with code %d", code)
+    if not roots:
+        print(watch.describe(paths.log_file), file=err, flush=True)
+    elif code != 0:
+        line = describe_exit(roots[0].exit_reason, paths.log_file)
+        if line is not None:
+            print(line, file=err, flush=True)
+    return code

@@ -10,8 +10,10 @@ import time
 
 from hermes.gateway.client import Endpoint, NoDaemon, find_daemon
 
-from .lock import holder
+from .lock import holder, read_lock
 from .paths import Paths
+from .pidcheck import verify_daemon
+from .trust import check_private_dir, check_private_file
 
 
 class StartFailed(RuntimeError):
@@ -24,9 +26,11 @@ def start_background(paths: Paths, timeout: float = 20.0) -> Endpoint:
         return find_daemon(paths)
     except NoDaemon:
         pass
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
+    paths.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    paths.log_dir.mkdir(mode=0o700, exist_ok=True)
     out_path = paths.log_dir / "daemon.out"
-    with open(out_path, "ab") as out:
+    fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "ab") as out:
         child = subprocess.Popen(
             [sys.executable, "-m", "hermes", "daemon"],
             stdin=subprocess.DEVNULL,
@@ -54,10 +58,20 @@ def start_background(paths: Paths, timeout: float = 20.0) -> Endpoint:
 
 
 def stop_daemon(paths: Paths, timeout: float = 30.0, force: bool = False) -> int:
-    """SIGTERM (SIGKILL with ``force``) the running daemon and wait for its lock to go."""
+    """SIGTERM (SIGKILL with ``force``) the running daemon and wait for its lock to go.
+
+    Only a pid that ``verify_daemon`` accepts is signalled: the runtime directory
+    and lock file are this user's and private, the process is this user's
+    ``hermes daemon`` and its start time is the one recorded in the lock file.
+    Anything else raises ``Untrusted`` and nothing is signalled.
+    """
+    if not check_private_dir(paths.runtime_dir) or not check_private_file(paths.lock_file):
+        raise NoDaemon("no hermes daemon is running")
     pid = holder(paths.lock_file)
     if pid is None or pid < 0:
         raise NoDaemon("no hermes daemon is running")
+    info = read_lock(paths.lock_file)
+    verify_daemon(pid, info.start if info is not None and info.pid == pid else None)
     os.kill(pid, signal.SIGKILL if force else signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

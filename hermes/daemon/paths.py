@@ -7,7 +7,8 @@
 - runtime (lock, token, endpoint): ``$XDG_RUNTIME_DIR/hermes`` (else
   ``/tmp/hermes-<uid>``); override ``HERMES_RUNTIME_DIR``.
 
-The runtime directory is created with mode 0700: it holds the token.
+The runtime directory is created with mode 0700 (it holds the token); one that
+belongs to another user or lets others in is refused (``trust.py``).
 """
 
 from __future__ import annotations
@@ -82,13 +83,3 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
     else:
         runtime = Path("/tmp") / f"hermes-{os.getuid()}"
     return Paths(config_file.expanduser(), data_dir.expanduser(), runtime.expanduser())
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (mode 0700) or check that an existing one is ours and private."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.stat()
-    if info.st_uid != os.getuid():
-        raise PermissionError(f"{path} belongs to another user (uid {info.st_uid})")
-    if info.st_mode & 0o077:
-        os.chmod(path, 0o700)

@@ -3,12 +3,15 @@
 With ``ANTHROPIC_API_KEY`` it is a ``ModelClient`` for Claude. Without it, the
 built-in fake provider (the offline demo model) runs in-process on a loopback
 port, in a child actor ``fake``, and the client talks to it over real HTTP:
-the same code path as with Claude.
+the same code path as with Claude. The fake requires a key, drawn at random
+at every start and known only to this process: another local user who finds
+its port gets the Messages API's 401 ``authentication_error``.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 
 import attrs
 import trio
@@ -43,12 +46,12 @@ class _Serve:
 class FakeServer(Actor):
     """Serves the fake provider in its ``receive`` until stopped; answers the base URL."""
 
-    def __init__(self, event_delay: float = 0.0) -> None:
+    def __init__(self, api_key: str, event_delay: float = 0.0) -> None:
         # No request records: nothing in the daemon reads them, and each one holds its
         # request's parsed JSON body (the whole conversation: hundreds of dicts and lists
         # in a long session). With 100 kept, at ~50 requests/s (bench gateway) those bodies
         # stayed alive ~2 s past their exchange and were traversed by young collections.
-        self.provider = FakeProvider(record_limit=0, demo_event_delay=event_delay)
+        self.provider = FakeProvider(api_key=api_key, record_limit=0, demo_event_delay=event_delay)
 
     async def receive(self, message: object) -> None:
         if isinstance(message, _Serve):
@@ -72,11 +75,12 @@ class ProvidersActor(Actor):
             self.providers = Providers(client, config.model, False, base_url)
             log.info("model %s through the Messages API", config.model)
             return
+        key = "fake-" + secrets.token_urlsafe(24)
         fake = await self.ctx.spawn(
-            FakeServer(config.get("model", "fake_event_delay")), name="fake", shutdown=0
+            FakeServer(key, config.get("model", "fake_event_delay")), name="fake", shutdown=0
         )
         fake_url: str = await fake.call(_Serve())
-        client = ModelClient(api_key="offline-demo", base_url=fake_url, trust_env=False)
+        client = ModelClient(api_key=key, base_url=fake_url, trust_env=False)
         self.providers = Providers(client, config.model, True, fake_url)
         log.warning(
             "no ANTHROPIC_API_KEY: using the built-in fake provider (offline demo model %s at %s)",

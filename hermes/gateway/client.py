@@ -27,6 +27,7 @@ import trio_websocket
 
 from hermes.daemon.lock import holder
 from hermes.daemon.paths import Paths
+from hermes.daemon.trust import check_private_dir, check_private_file, read_private_file
 
 from . import frames as protocol
 
@@ -54,13 +55,24 @@ class Endpoint:
 
 
 def find_daemon(paths: Paths) -> Endpoint:
-    """The running daemon's address and token (``NoDaemon`` if none runs)."""
+    """The running daemon's address and token (``NoDaemon`` if none runs).
+
+    The runtime directory and the files read from it must be this user's and
+    private (``hermes.daemon.trust``); otherwise ``Untrusted`` is raised and
+    nothing in them is used.
+    """
+    if not check_private_dir(paths.runtime_dir) or not check_private_file(paths.lock_file):
+        raise NoDaemon("no hermes daemon is running (start one with `hermes daemon start`)")
     pid = holder(paths.lock_file)
     if pid is None:
         raise NoDaemon("no hermes daemon is running (start one with `hermes daemon start`)")
     try:
-        info = json.loads(paths.endpoint_file.read_text())
-        token = paths.token_file.read_text().strip()
+        endpoint_text = read_private_file(paths.endpoint_file)
+        token_text = read_private_file(paths.token_file)
+        if endpoint_text is None or token_text is None:
+            raise ValueError("not written yet")
+        info = json.loads(endpoint_text)
+        token = token_text.strip()
     except (OSError, ValueError):
         raise NoDaemon(f"the hermes daemon (pid {pid}) is starting or stopping") from None
     if info.get("pid") != pid:

@@ -74,7 +74,7 @@ async def test_cli_serves_and_exits_cleanly(signum: signal.Signals) -> None:
 async def test_cli_reply_option_and_non_loopback_warning() -> None:
     with trio.fail_after(20):
         proc = await trio.lowlevel.open_process(
-            [*HERMES, "--host", "0.0.0.0", "--reply", "fixed answer"],
+            [*HERMES, "--host", "0.0.0.0", "--no-auth", "--reply", "fixed answer"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
