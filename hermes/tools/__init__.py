@@ -12,7 +12,7 @@
 | ``results.py`` | ``ToolResult``, ``CallStatus``, ``BatchCollector`` |
 | ``budget.py`` | spilling large results to files with a preview |
 | ``process.py`` | running a command in its own process group; killing the group |
-| ``shell.py`` | a quote-aware reader of shell command lines |
+| ``shell.py`` | reading shell command lines with the bash grammar (tree-sitter-bash) |
 | ``approval.py`` | the hardline floor, the dangerous list and the approval decision |
 | ``builtin/`` | terminal, read_file, write_file, patch, search_files |
 """

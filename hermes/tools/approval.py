@@ -4,8 +4,11 @@
 ``decide(command, session=..., ask=...)`` turns findings into a decision:
 1. a hardline finding refuses, whatever else is set (yolo included);
 2. no finding allows;
-3. the session's yolo switch allows (it skips the dangerous list only);
-4. findings all approved for this session or in the permanent allowlist allow;
+3. the session's yolo switch allows (it skips the dangerous list only), unless
+   a finding is *opaque* (``danger.OPAQUE_RULES``: the gate cannot read what
+   would run, so it cannot promise the floor);
+4. findings all approved for this session or in the permanent allowlist allow
+   (never an opaque one);
 5. no approval callback attached (unattended) denies;
 6. otherwise the callback is asked, one prompt at a time per session: *once*,
    *session* (remembered in the ``ApprovalSession``), *always* (remembered and
@@ -14,7 +17,8 @@
 
 Approvals are remembered by finding *key* (``recursive_delete``...), as Hermes
 does: approving a recursive delete for the session approves later recursive
-deletes in it, not arbitrary other dangerous commands.
+deletes in it, not arbitrary other dangerous commands. Opaque keys are never
+remembered: approving one ``$CMD`` says nothing about the next.
 """
 
 from __future__ import annotations
@@ -182,10 +186,11 @@ async def decide(
         return ApprovalDecision(Verdict.HARDLINE, findings)
     if not findings:
         return ApprovalDecision(Verdict.SAFE)
-    if session.yolo:
+    opaque = any(f.opaque for f in findings)
+    if session.yolo and not opaque:
         return ApprovalDecision(Verdict.YOLO, findings)
     keys = frozenset(f.key for f in findings)
-    if session.preapproved(keys):
+    if not opaque and session.preapproved(keys):
         return ApprovalDecision(Verdict.PREAPPROVED, findings)
     if ask is None:
         return ApprovalDecision(Verdict.UNATTENDED, findings)
@@ -198,12 +203,23 @@ async def decide(
         return ApprovalDecision(Verdict.DENIED, findings)
     if choice is ApprovalChoice.ONCE:
         return ApprovalDecision(Verdict.APPROVED_ONCE, findings)
-    session.approved |= keys
+    remembered = frozenset(f.key for f in findings if not f.opaque)
+    kept = _not_remembered(findings)
+    session.approved |= remembered
     if choice is ApprovalChoice.SESSION:
-        return ApprovalDecision(Verdict.APPROVED_SESSION, findings)
-    session.allowlist |= keys
-    note = await _save_always(session, keys)
-    return ApprovalDecision(Verdict.APPROVED_ALWAYS, findings, note)
+        return ApprovalDecision(Verdict.APPROVED_SESSION, findings, kept)
+    session.allowlist |= remembered
+    note = await _save_always(session, remembered) if remembered else ""
+    return ApprovalDecision(
+        Verdict.APPROVED_ALWAYS, findings, "; ".join(n for n in (note, kept) if n)
+    )
+
+
+def _not_remembered(findings: tuple[Finding, ...]) -> str:
+    opaque = sorted(f.key for f in findings if f.opaque)
+    if not opaque:
+        return ""
+    return f"not remembered: {', '.join(opaque)} (the gate cannot read what runs; asked each time)"
 
 
 async def _ask(
@@ -215,7 +231,8 @@ async def _ask(
     if queued.cancelled_caught:
         return ApprovalDecision(Verdict.TIMEOUT, findings, "an earlier prompt", session.timeout)
     try:
-        if session.preapproved(request.keys):  # approved while we queued
+        opaque = any(f.opaque for f in findings)
+        if not opaque and session.preapproved(request.keys):  # approved while we queued
             return ApprovalDecision(Verdict.PREAPPROVED, findings)
         with trio.move_on_after(session.timeout) as waited:
             try:

@@ -1,14 +1,21 @@
-"""Classifying shell commands: the hardline floor and the dangerous-pattern list.
+"""Classifying shell commands: the hardline floor, the dangerous list, and what cannot be read.
 
-``classify(command)`` reads the command with ``hermes.tools.shell`` (quote-aware,
-no expansion) and returns ``Finding``s. Commands are matched at *command
-position*, after peeling wrappers (``sudo``, ``env``, ``nohup``, ``timeout``,
-``xargs``...), with flags in any order and any spacing; quoted data is not a
-command (``echo 'rm -rf /'`` is safe) but code handed to a shell is
-(``bash -c '...'``, ``eval``, ``$(...)``, a here-document or literal text piped
-into ``sh``). A command line that cannot be parsed is checked by conservative
-raw patterns and always needs approval. ``approval.py`` turns findings into a
-decision.
+``classify(command)`` reads the command with the bash grammar (``shell.py``) and
+checks **every simple command in the tree**: in pipelines, lists, subshells,
+functions, loops and substitutions, in code handed to a shell (``bash -c``,
+``eval``, ``trap``, here-documents, literal text piped into ``sh``), under
+wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``find -exec``...). Rules
+match the command that runs, not its spelling: quotes, backslashes and
+``$'...'`` are undone, ``/bin/rm`` is ``rm``, and a variable assigned in the
+line (``x=rm; $x``), ``${IFS}`` or ``$(echo rm)`` is tried with its value.
+
+It fails closed. A command word that is not literal text (a variable, a
+substitution, a glob), code for a shell that is not literal text, code
+downloaded or decoded into a shell, a delete or device write whose target is
+not literal, and a line the grammar cannot read are findings whose keys are in
+``OPAQUE_RULES``: the gate cannot see what would run, so only a person may
+allow it, each time (``approval.py``). Quoted data is not a command
+(``echo 'rm -rf /'`` is safe), and a variable as an ordinary argument is fine.
 """
 
 from __future__ import annotations
@@ -16,11 +23,11 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
-from .shell import ShellSyntaxError, SimpleCommand, parse
+from .shell import Command, Computed, Redirect, Script, Var, Word, parse, printed
 
 # -- the lists -------------------------------------------------------------------------
 
@@ -55,28 +62,44 @@ DANGEROUS_RULES: dict[str, str] = {
     "service_stop": "stopping or disabling system services",
     "crontab_remove": "crontab -r (removes all cron jobs)",
     "container_delete": "deleting cluster or container resources",
+    "dynamic_command": "a command name that is not literal text (variable, substitution, glob)",
+    "dynamic_code": "shell code that is not literal text (eval, bash -c, a pipe of computed text)",
+    "dynamic_target": "a recursive delete or device write whose target is not literal text",
     "unparseable": "a command line the safety check could not parse",
     "too_deep": "shells nested too deeply to check",
 }
-"""Needs approval (once / session / always), unless yolo is on."""
+"""Needs approval (once / session / always), unless yolo is on (and not opaque)."""
+
+OPAQUE_RULES: frozenset[str] = frozenset(
+    {
+        "dynamic_command",
+        "dynamic_code",
+        "dynamic_target",
+        "pipe_to_shell",
+        "unparseable",
+        "too_deep",
+    }
+)
+"""What the gate cannot see through: a person must allow each one; never yolo, never remembered."""
 
 
 @attrs.frozen(slots=True)
 class Finding:
-    """One reason a command is hardline or dangerous."""
+    """One reason a command is hardline or dangerous; ``opaque``: the gate cannot read it."""
 
     key: str
     description: str
     hardline: bool
+    opaque: bool = False
 
     @classmethod
     def of(cls, key: str) -> Finding:
         if key in HARDLINE_RULES:
             return cls(key, HARDLINE_RULES[key], True)
-        return cls(key, DANGEROUS_RULES[key], False)
+        return cls(key, DANGEROUS_RULES[key], False, key in OPAQUE_RULES)
 
 
-# -- classification --------------------------------------------------------------------
+# -- vocabulary ------------------------------------------------------------------------
 
 
 def _words(text: str) -> frozenset[str]:
@@ -87,12 +110,17 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", 
 _INTERPRETER = re.compile(r"^(?:python|perl|ruby|node|nodejs|php|lua|tclsh|pwsh)[\d.]*$")
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lynx"})
 _DECODERS = _words("base64 base32 xxd openssl gunzip zcat xz rev")
+_PASSTHROUGH = _words("cat tee")
+_STDIN_PATHS = _words("- /dev/stdin /dev/fd/0 /proc/self/fd/0")
 _SQL_CLIENTS = frozenset(
     {"psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "duckdb", "clickhouse-client", "cockroach"}
 )
 _RESERVED = frozenset(
     {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
 )
+_WIPERS = _words("mkswap wipefs shred blkdiscard sgdisk")
+_HYPOTHESES = ("rm", "dd", "wipefs", "systemctl")
+"""What a command word the gate cannot read is tried as, for the floor only."""
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 
@@ -107,6 +135,8 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "exec": (frozenset({"-a"}), 0),
     "command": (frozenset(), 0),
     "builtin": (frozenset(), 0),
+    "time": (frozenset(), 0),
+    "coproc": (frozenset(), 0),
     "nice": (frozenset({"-n", "--adjustment"}), 0),
     "ionice": (frozenset({"-c", "-n", "-t", "--class", "--classdata"}), 0),
     "chrt": (frozenset(), 1),
@@ -150,8 +180,7 @@ _HOME_STARTUP = re.compile(
     r"|login|netrc|pgpass|npmrc|pypirc|gitconfig)$|\.config/autostart/)"
 )
 # Every pattern here runs in linear time on hostile input (a model can send a 100 KB
-# command): matched on whitespace-squashed text, anchored at word starts, possessive where
-# a quantifier could otherwise backtrack.
+# command): anchored at word starts, possessive where a quantifier could backtrack.
 _FORK_BOMB = re.compile(
     r"(?<![^\s;&|(){}])(?:function )?(?P<f>[^\s(){};|&<>]++) ?(?:\( ?\))? ?\{ ?(?P=f) ?\|"
     r" ?&? ?(?P=f) ?&"
@@ -162,18 +191,25 @@ _SQL = (
     re.compile(r"\bTRUNCATE\s++(?:TABLE\s++)?[\w.\"`\[]", re.I),
     re.compile(r"\bDELETE\s++FROM\s++[^\s;'\")]++\s*+(?:;|$|['\")])", re.I | re.M),
 )
-_RAW_SEPARATORS = re.compile(r"[\s;&|()`{}]+")
+_RAW_SEPARATORS = re.compile(r"[\s;&|()`{},]+")
 _RAW_BLOCK_REDIRECT = re.compile(r">[\s\"']*+(/dev/[^\s\"';&|)]++)")
 _RAW_WINDOW = 32
 _MAX_DEPTH = 5
+_MAX_CHOICES = 16
+"""Alternatives tried per command when its words have values (x=rm; $x)."""
+_MAX_VALUES = 8
 THREAD_THRESHOLD = 8_192
+_DEFAULT_IFS = " \t\n"
+
+
+# -- classification --------------------------------------------------------------------
 
 
 def classify(command: str) -> tuple[Finding, ...]:
     """Every hardline or dangerous finding in ``command``, hardline first, no repeats."""
-    keys: dict[str, None] = {}
-    _scan(command, 0, keys)
-    findings = [Finding.of(k) for k in keys]
+    run = _Run()
+    _scan(command, 0, run, None)
+    findings = [Finding.of(k) for k in run.out]
     return tuple(sorted(findings, key=lambda f: not f.hardline))
 
 
@@ -181,44 +217,165 @@ def is_hardline(command: str) -> bool:
     return any(f.hardline for f in classify(command))
 
 
-def _scan(text: str, depth: int, out: dict[str, None]) -> None:
+class _Run:
+    """What one ``classify`` call has found, and which nested code it has already read."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, None] = {}
+        self.seen: set[tuple[str, int, tuple[str, ...] | None]] = set()
+
+    def add(self, key: str) -> None:
+        self.out[key] = None
+
+
+def _scan(text: str, depth: int, run: _Run, positional: tuple[str, ...] | None) -> None:
+    """Check ``text`` as a shell script; ``positional``: its ``$1...`` when known."""
     if depth > _MAX_DEPTH:
-        out["too_deep"] = None
+        run.add("too_deep")
         return
-    try:
-        parsed = parse(text)
-    except ShellSyntaxError:
-        _raw_floor(text, depth, out)
-        out["unparseable"] = None
+    key = (text, depth, positional)
+    if key in run.seen:
         return
-    if _FORK_BOMB.search(_squash(parsed.masked)):
-        out["fork_bomb"] = None
-    names: set[str] = set()
-    for pipeline in parsed.pipelines:
-        _scan_pipeline(pipeline, depth, out, names)
-    if names & _SQL_CLIENTS and any(p.search(text) for p in _SQL):
-        out["sql_destructive"] = None
-    for body in parsed.substitutions:
-        _scan(body, depth + 1, out)
+    run.seen.add(key)
+    script = parse(text)
+    if script.errors:
+        _raw_floor(text, depth, run.out)
+        run.add("unparseable")
+    if "\\\n" in text:
+        # bash joins a backslash-newline before reading words (r\<newline>m is rm); the
+        # grammar splits there. Read both ways: each only adds findings.
+        _scan(text.replace("\\\n", ""), depth, run, positional)
+    scope = _Scope(script, depth, run, positional)
+    _check_fork_bombs(script, run)
+    for redirect in script.redirects:
+        _check_redirect(redirect, scope)
+    for cmd in script.commands:
+        _check_words(list(cmd.words), cmd, scope, frozenset())
+    if scope.names & _SQL_CLIENTS and any(p.search(text) for p in _SQL):
+        run.add("sql_destructive")
 
 
-def _squash(text: str) -> str:
-    """Whitespace runs as one space, so patterns need no ambiguous ``\\s*`` runs."""
-    return " ".join(text.split())
+class _Scope:
+    """One script being checked: what its variables may hold, and what it runs."""
+
+    def __init__(
+        self, script: Script, depth: int, run: _Run, positional: tuple[str, ...] | None
+    ) -> None:
+        self.script = script
+        self.depth = depth
+        self.run = run
+        self.out = run.out
+        self.positional = positional
+        self.names: set[str] = set()
+        self._values: dict[str, tuple[str, ...]] = {}
+        self._assigned = frozenset(a.name for a in script.assignments)
+        ifs = self.values("IFS") if "IFS" in self._assigned else ()
+        self.ifs = "".join(ifs) or _DEFAULT_IFS
+
+    def bound(self, positional: tuple[str, ...]) -> _Scope:
+        """The same script with ``$1...`` bound (a function call)."""
+        scope = _Scope(self.script, self.depth, self.run, positional)
+        scope.names = self.names
+        return scope
+
+    def known(self, word: Word) -> bool:
+        """Literal, or only ``$HOME`` (set by the daemon, not by the line) besides literal text."""
+        return all(
+            isinstance(p, str)
+            or (isinstance(p, Var) and p.name == "HOME" and "HOME" not in self._assigned)
+            for p in word.parts
+        )
+
+    def values(self, name: str) -> tuple[str, ...]:
+        """Values ``name`` may hold, as far as the line tells (it may hold others too)."""
+        if self.positional is not None and (name in ("@", "*") or name.isdigit()):
+            if name in ("@", "*"):
+                return ("\0".join(self.positional),)
+            index = int(name)
+            if index == 0:
+                return ("bash",)
+            return (self.positional[index - 1],) if index <= len(self.positional) else ("",)
+        if name in self._values:
+            return self._values[name]
+        self._values[name] = ()  # a self-reference (x=$x) adds nothing
+        found: list[str] = []
+        for assignment in self.script.assignments:
+            if assignment.name != name or assignment.value is None:
+                continue
+            if assignment.value.literal:
+                found.append(assignment.value.text)
+            else:
+                found.extend(" ".join(alt) for alt in self.options(assignment.value)[1:])
+        if not found and name == "HOME":
+            found.append(_home())
+        if not found and name == "IFS":
+            found.append(_DEFAULT_IFS)
+        result = tuple(dict.fromkeys(found))[:_MAX_VALUES]
+        self._values[name] = result
+        return result
+
+    def options(self, word: Word) -> list[list[str]]:
+        """The words ``word`` may become: first as written, then with values substituted."""
+        if all(isinstance(p, str) for p in word.parts):
+            return [[word.text]]
+        combos: list[str] = [""]
+        for part in word.parts:
+            choices: list[str]
+            if isinstance(part, str):
+                choices = [part]
+            else:
+                values: Sequence[str] = ()
+                if isinstance(part, Var):
+                    values = self.values(part.name)
+                elif part.output is not None:
+                    values = (part.output,)
+                shown = "$" + part.name if isinstance(part, Var) else part.source
+                split = not part.quoted or (isinstance(part, Var) and part.name == "@")
+                choices = [self._split(v) if split else v for v in values] or [shown]
+            combos = [c + choice for c in combos for choice in choices][:_MAX_CHOICES]
+        out = [[word.text]]
+        for combo in combos:
+            fields = [f for f in combo.split("\0") if f] if "\0" in combo else [combo]
+            if fields not in out:
+                out.append(fields)
+        return out
+
+    def _split(self, value: str) -> str:
+        """Mark where bash would split an unquoted expansion (at IFS characters) with NUL."""
+        return "".join("\0" if c in self.ifs else c for c in value) or "\0"
+
+    def expand(self, words: Sequence[Word]) -> list[list[str]]:
+        """Word lists the command may run as: as written first, then with values."""
+        per_word = [self.options(w) for w in words]
+        display = [w.text for w in words]
+        if all(len(o) == 1 for o in per_word):
+            return [display]
+        lists: list[list[str]] = [[]]
+        for options in per_word:
+            lists = [done + alt for done in lists for alt in options][:_MAX_CHOICES]
+        out = [display]
+        for candidate in lists:
+            if candidate not in out:
+                out.append(candidate)
+        return out
+
+
+def _home() -> str:
+    return posixpath.normpath(os.path.expanduser("~"))
 
 
 def _raw_floor(text: str, depth: int, out: dict[str, None]) -> None:
-    """The floor for a line the reader cannot split: every word is tried as a command.
+    """The floor for a line the grammar cannot read: every word is tried as a command.
 
     Conservative on purpose (``echo 'rm -rf /`` with its quote unclosed is refused):
     bash would not run such a line either, so nothing useful is lost.
     """
-    if _FORK_BOMB.search(_squash(text)):
+    if _FORK_BOMB.search(" ".join(text.split())):
         out["fork_bomb"] = None
     for match in _RAW_BLOCK_REDIRECT.finditer(text):
         if _BLOCK_DEVICE.match(_normalize_target(match.group(1))):
             out["redirect_block_device"] = None
-    words = [w.strip("\"'\\") for w in _RAW_SEPARATORS.split(text)]
+    words = [w.strip("\"'\\$") for w in _RAW_SEPARATORS.split(text)]
     words = [w for w in words if w]
     for i, word in enumerate(words):
         found: dict[str, None] = {}
@@ -228,27 +385,55 @@ def _raw_floor(text: str, depth: int, out: dict[str, None]) -> None:
                 out[key] = None
 
 
-def _scan_pipeline(
-    pipeline: tuple[SimpleCommand, ...], depth: int, out: dict[str, None], names: set[str]
-) -> None:
-    upstream: list[list[str]] = []
-    for cmd in pipeline:
-        _check_redirects(cmd, out)
-        words = _strip_wrappers(cmd.words)
-        if words:
-            name = posixpath.basename(words[0])
-            names.add(name)
-            _check_command(name, words[1:], depth, out)
-            if _runs_code(name):
-                _check_code_input(name, words[1:], cmd, upstream, depth, out)
-            upstream.append(words)
-        else:
-            upstream.append([])
+def _check_fork_bombs(script: Script, run: _Run) -> None:
+    """A function that calls itself in the background or piped into itself."""
+    for name, body in script.functions.items():
+        calls = [c for c in body if _calls(c, name)]
+        if any(
+            c.background or any(u is not None and _calls(u, name) for u in c.upstream)
+            for c in calls
+        ):
+            run.add("fork_bomb")
 
 
-def _strip_wrappers(words: list[str]) -> list[str]:
-    """Drop assignments, reserved words and wrappers (sudo, env, timeout...) before the command."""
+def _calls(cmd: Command, name: str) -> bool:
+    return bool(cmd.words) and cmd.words[0].literal and cmd.words[0].text == name
+
+
+_OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+def _check_redirect(redirect: Redirect, scope: _Scope) -> None:
+    writes = redirect.op in _OUTPUT_REDIRECTS
+    if not writes and not (redirect.op == ">&" and not redirect.target.text.isdigit()):
+        return
+    for alt in scope.options(redirect.target):
+        key = _protected_write(" ".join(alt))
+        if key:
+            scope.out[key] = None
+
+
+# -- one simple command ----------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class _Wrapped:
+    """Where the command starts after wrappers, and what the wrappers change."""
+
+    start: int | None
+    """``None``: nothing runs (``command -v``)."""
+    xargs: bool = False
+    replace: str | None = None
+    """xargs' ``-I`` string."""
+    split: int | None = None
+    """``env -S STRING``: the index of the string that becomes the command."""
+
+
+def _wrapper_end(words: Sequence[str]) -> _Wrapped:
+    """Skip assignments, reserved words and wrappers (sudo, env, timeout...) before the command."""
     i = 0
+    xargs = False
+    replace: str | None = None
     while i < len(words):
         word = words[i]
         if word in _RESERVED or _ASSIGNMENT.match(word):
@@ -265,15 +450,262 @@ def _strip_wrappers(words: list[str]) -> list[str]:
                 i += 1
                 break
             if name == "command" and option.lstrip("-")[:1] in ("v", "V"):
-                return []  # command -v: a lookup, runs nothing
+                return _Wrapped(None)  # command -v: a lookup, runs nothing
+            if name == "env" and (option == "-S" or option.startswith("--split-string")):
+                if "=" in option:
+                    return _Wrapped(i, split=i)
+                return _Wrapped(i + 1, split=i + 1)
+            if name == "env" and option.startswith("-S"):
+                return _Wrapped(i, split=i)
+            if name == "xargs" and (option in ("-I", "-i") or option.startswith("--replace")):
+                replace = "{}"
+                if option == "-I" and i + 1 < len(words):
+                    replace = words[i + 1]
+                elif "=" in option:
+                    replace = option.split("=", 1)[1]
+            elif name == "xargs" and option.startswith("-I") and len(option) > 2:
+                replace = option[2:]
             i += 2 if option in takes_value else 1
         if name == "env":
             while i < len(words) and _ASSIGNMENT.match(words[i]):
                 i += 1
         if name == "nice" and i < len(words) and re.fullmatch(r"-?\d+", words[i]):
             i += 1
+        if name == "xargs":
+            xargs = True
         i += positional
-    return words[i:]
+    return _Wrapped(i, xargs, replace)
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    """The command and its arguments, wrappers removed (``[]`` when nothing runs)."""
+    wrapped = _wrapper_end(words)
+    if wrapped.start is None:
+        return []
+    if wrapped.split is not None and wrapped.split < len(words):
+        value = words[wrapped.split]
+        value = value.split("=", 1)[1] if value.startswith("--") else value.removeprefix("-S")
+        return _strip_wrappers(value.split() + words[wrapped.split + 1 :])
+    return words[wrapped.start :]
+
+
+def _check_words(
+    words: list[Word], cmd: Command | None, scope: _Scope, inlining: frozenset[str]
+) -> None:
+    """Check one simple command given as words: what it is, and what it can run."""
+    wrapped = _wrapper_end([w.text for w in words])
+    if wrapped.start is None or wrapped.start >= len(words):
+        return
+    if wrapped.split is not None:
+        source = words[wrapped.split]
+        if not source.literal:
+            scope.out["dynamic_command"] = None
+        text = source.text
+        text = text.split("=", 1)[1] if text.startswith("--") else text.removeprefix("-S")
+        words = [Word.of(t) for t in text.split()] + words[wrapped.split + 1 :]
+        _check_words(words, cmd, scope, inlining)
+        return
+    words = words[wrapped.start :]
+    if wrapped.xargs:
+        words = _feed_xargs(words, wrapped.replace, cmd)
+    head = words[0]
+    for alternative in scope.expand(words):
+        _check_strings(alternative, scope)
+    if not head.literal:
+        scope.out["dynamic_command"] = None
+        _hypotheses([w.text for w in words[1:]], scope)
+        return
+    name = posixpath.basename(head.text)
+    args = words[1:]
+    _check_dynamic_target(name, args, scope)
+    texts = [w.text for w in args]
+    if (name == "shopt" and "expand_aliases" in texts) or (name == "hash" and "-p" in texts):
+        scope.out["dynamic_command"] = None  # words would no longer name what they say
+    if _runs_code(name):
+        _check_code_words(name, args, cmd, scope)
+    if name == "find":
+        for segment in _exec_segments(args):
+            _check_words(segment, None, scope, inlining)
+    body = scope.script.functions.get(name)
+    if body and name not in inlining:
+        inner = scope.bound(tuple(texts))
+        for called in body:
+            _check_words(list(called.words), called, inner, inlining | {name})
+
+
+def _feed_xargs(words: list[Word], replace: str | None, cmd: Command | None) -> list[Word]:
+    """xargs runs its command with words read from stdin: they are not literal."""
+    fed = _upstream_text(cmd)
+    if replace is None:
+        return [*words, Word((Computed("<stdin>", False, fed),), "<stdin>")]
+    out: list[Word] = []
+    for word in words:
+        if replace in word.text:
+            value = word.text.replace(replace, fed) if fed is not None else None
+            out.append(Word((Computed(word.text, False, value),), word.source))
+        else:
+            out.append(word)
+    return out
+
+
+def _upstream_text(cmd: Command | None) -> str | None:
+    """The text the nearest pipeline stage prints, when it is echo/printf of literals."""
+    if cmd is None or not cmd.upstream or cmd.upstream[-1] is None:
+        return None
+    producer = cmd.upstream[-1]
+    if not all(w.literal for w in producer.words):
+        return None
+    return printed(_strip_wrappers([w.text for w in producer.words]))
+
+
+def _hypotheses(args: list[str], scope: _Scope) -> None:
+    """A command word the gate cannot read, tried as rm, dd, wipefs...: the floor's findings."""
+    for name in _HYPOTHESES:
+        found: dict[str, None] = {}
+        _check_command(name, args, scope.depth, found)
+        for key in found:
+            if key in HARDLINE_RULES:
+                scope.out[key] = None
+
+
+def _check_dynamic_target(name: str, args: list[Word], scope: _Scope) -> None:
+    """A delete or device write the floor cares about, with a target that is not literal."""
+    unknown = [w for w in args if not scope.known(w)]
+    if not unknown:
+        return
+    texts = [w.text for w in args]
+    if name == "rm":
+        options, operands = _options(texts)
+        recursive = _short_flag(options, "rR", "--recursive")
+        if recursive or any(_catastrophic(t) for t in operands):
+            scope.out["dynamic_target"] = None
+    elif name == "dd":
+        if any(w.text.startswith("of=") for w in unknown):
+            scope.out["dynamic_target"] = None
+    elif name in _WIPERS or name.startswith("newfs"):
+        scope.out["dynamic_target"] = None
+
+
+def _exec_segments(args: list[Word]) -> Iterator[list[Word]]:
+    i = 0
+    while i < len(args):
+        if args[i].text in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j].text not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                yield args[i + 1 : j]
+            i = j
+        i += 1
+
+
+def _check_strings(words: list[str], scope: _Scope) -> None:
+    """Check one command given as plain words (as written, or with values substituted)."""
+    words = _strip_wrappers(words)
+    if not words:
+        return
+    name = posixpath.basename(words[0])
+    scope.names.add(name)
+    args = words[1:]
+    _check_command(name, args, scope.depth, scope.out)
+    if _runs_code(name):
+        _check_inline(name, args, scope.depth, scope.run)
+
+
+def _check_inline(name: str, args: list[str], depth: int, run: _Run) -> None:
+    """Code given on the command line (``bash -c CODE``, ``eval``...), checked as a script."""
+    for index in _inline_code(name, args):
+        payload = args[index]
+        if name == "su" and payload.startswith("--command="):
+            payload = payload.split("=", 1)[1]
+        elif name == "eval":
+            payload = " ".join(args)
+        elif name == "watch":
+            payload = " ".join(args[index:])
+        if _DOWNLOAD_SUBST.search(payload):
+            run.add("pipe_to_shell")
+        if name in _SHELLS or name in ("eval", "su", "watch", "trap"):
+            positional = tuple(args[index + 2 :]) if name in _SHELLS else None
+            _scan(payload, depth + 1, run, positional)
+    if any(_DOWNLOAD_SUBST.search(a) for a in args) and (
+        name in _SHELLS or name in ("source", ".") or _INTERPRETER.match(name)
+    ):
+        run.add("pipe_to_shell")  # bash <(curl ...), source <(wget ...)
+
+
+def _check_code_words(name: str, args: list[Word], cmd: Command | None, scope: _Scope) -> None:
+    """A shell, interpreter, ``eval`` or ``trap``: is the code it gets literal, and from where."""
+    texts = [w.text for w in args]
+    shell_like = name in _SHELLS or name in ("source", ".")
+    for index in _inline_code(name, texts):
+        code = args[index:] if name in ("eval", "watch") else [args[index]]
+        if not all(w.literal for w in code):
+            scope.out["dynamic_code"] = None
+    if shell_like:
+        for word in args:
+            for part in word.parts:
+                if (
+                    isinstance(part, Computed)
+                    and part.source.startswith("<(")
+                    and not _DOWNLOAD_SUBST.search(part.source)
+                ):
+                    scope.out["dynamic_code"] = None  # bash <(generated code)
+    if cmd is None or not _reads_stdin(name, texts):
+        return
+    depth = scope.depth + 1
+    if name in _SHELLS or name in ("source", "."):
+        for heredoc in cmd.heredocs:
+            _scan(heredoc.body, depth, scope.run, None)
+        for redirect in cmd.redirects:
+            if redirect.op == "<<<":
+                if not redirect.target.literal:
+                    scope.out["dynamic_code"] = None
+                for alt in scope.options(redirect.target):
+                    _scan(" ".join(alt), depth, scope.run, None)
+    _check_upstream(cmd, scope, shell=name in _SHELLS or name in ("source", "."))
+
+
+def _check_upstream(cmd: Command, scope: _Scope, *, shell: bool) -> None:
+    """What a pipeline feeds a shell or interpreter: literal text is read, the rest is not."""
+    for producer in reversed(cmd.upstream):
+        if producer is None:
+            if shell:
+                scope.out["dynamic_code"] = None
+            return
+        wrapped = _wrapper_end([w.text for w in producer.words])
+        words = list(producer.words[wrapped.start :]) if wrapped.start is not None else []
+        if not words:
+            return
+        if not words[0].literal:
+            if shell:
+                scope.out["dynamic_code"] = None
+            return
+        source = posixpath.basename(words[0].text)
+        if source in _DOWNLOADERS or source in _DECODERS:
+            scope.out["pipe_to_shell"] = None
+            return
+        if not shell:
+            continue  # an interpreter: only downloads and decodes count
+        if source in ("echo", "printf"):
+            if not all(w.literal for w in words):
+                scope.out["dynamic_code"] = None
+            for alt in scope.expand(words):
+                text = printed(alt)
+                if text is not None:
+                    _scan(text, scope.depth + 1, scope.run, None)
+            return
+        if source in _PASSTHROUGH:
+            for heredoc in producer.heredocs:
+                _scan(heredoc.body, scope.depth + 1, scope.run, None)
+            for redirect in producer.redirects:
+                if redirect.op == "<<<":
+                    _scan(redirect.target.text, scope.depth + 1, scope.run, None)
+            _, operands = _options([w.text for w in words[1:]])
+            if source == "cat" and (operands or producer.heredocs):
+                return  # a file: a script the gate does not follow, like ``bash FILE``
+            continue
+        scope.out["dynamic_code"] = None  # generated or transformed text run as code
+        return
 
 
 def _options(args: list[str]) -> tuple[list[str], list[str]]:
@@ -301,10 +733,6 @@ def _short_flag(options: Iterable[str], letters: str, *long: str) -> bool:
         elif any(ch in option[1:] for ch in letters):
             return True
     return False
-
-
-def _home() -> str:
-    return posixpath.normpath(os.path.expanduser("~"))
 
 
 def _normalize_target(path: str) -> str:
@@ -356,18 +784,6 @@ def _protected_write(path: str) -> str | None:
     if _PROTECTED_WRITE.match(target) or _HOME_STARTUP.match(target):
         return "write_system_path"
     return None
-
-
-_OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-
-
-def _check_redirects(cmd: SimpleCommand, out: dict[str, None]) -> None:
-    for redirect in cmd.redirects:
-        writes = redirect.op in _OUTPUT_REDIRECTS
-        if writes or (redirect.op == ">&" and not redirect.target.isdigit()):
-            key = _protected_write(redirect.target)
-            if key:
-                out[key] = None
 
 
 def _check_command(name: str, args: list[str], depth: int, out: dict[str, None]) -> None:
@@ -524,7 +940,9 @@ def _check_find(args: list[str], depth: int, out: dict[str, None]) -> None:
                 name = posixpath.basename(inner[0])
                 _check_command(name, inner[1:], depth, out)
                 if _runs_code(name):
-                    _check_code_input(name, inner[1:], SimpleCommand(), [], depth, out)
+                    run = _Run()
+                    _check_inline(name, inner[1:], depth, run)
+                    out.update(run.out)
             i = j
         i += 1
 
@@ -532,67 +950,36 @@ def _check_find(args: list[str], depth: int, out: dict[str, None]) -> None:
 def _runs_code(name: str) -> bool:
     return (
         name in _SHELLS
-        or name in ("eval", "su", "watch", "source", ".")
+        or name in ("eval", "su", "watch", "source", ".", "trap")
         or bool(_INTERPRETER.match(name))
     )
 
 
-def _check_code_input(
-    name: str,
-    args: list[str],
-    cmd: SimpleCommand,
-    upstream: list[list[str]],
-    depth: int,
-    out: dict[str, None],
-) -> None:
-    """A shell, interpreter or ``eval``: check the code it is given, wherever it comes from."""
-    for payload in _inline_code(name, args):
-        if _DOWNLOAD_SUBST.search(payload):
-            out["pipe_to_shell"] = None
-        if name in _SHELLS or name in ("eval", "su", "watch"):
-            _scan(payload, depth + 1, out)
-    if any(_DOWNLOAD_SUBST.search(a) for a in args) and (
-        name in _SHELLS or name in ("source", ".") or _INTERPRETER.match(name)
-    ):
-        out["pipe_to_shell"] = None  # bash <(curl ...), source <(wget ...)
-    shell_like = name in _SHELLS
-    for heredoc in cmd.heredocs:
-        if shell_like:
-            _scan(heredoc.body, depth + 1, out)
-    for redirect in cmd.redirects:
-        if redirect.op == "<<<" and shell_like:
-            _scan(redirect.target, depth + 1, out)
-    if not upstream or not _reads_stdin(name, args):
-        return
-    for words in upstream:
-        if not words:
-            continue
-        source = posixpath.basename(words[0])
-        if source in _DOWNLOADERS or source in _DECODERS:
-            out["pipe_to_shell"] = None
-        elif source in ("echo", "printf") and shell_like:
-            _scan(" ".join(words[1:]), depth + 1, out)
-
-
-def _inline_code(name: str, args: list[str]) -> Iterator[str]:
-    """The code given on the command line: ``bash -c CODE``, ``eval CODE``, ``su -c CODE``."""
+def _inline_code(name: str, args: Sequence[str]) -> Iterator[int]:
+    """Where the code given on the command line is: ``bash -c CODE``, ``eval``, ``trap CODE``."""
     if name == "eval":
-        yield " ".join(args)
+        if args:
+            yield 0
+        return
+    if name == "trap":
+        if args and not args[0].startswith("-"):
+            yield 0
         return
     if name == "watch":
         i = 0
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in ("-n", "--interval", "-q", "--equexit") else 1
-        yield " ".join(args[i:])
+        if i < len(args):
+            yield i
         return
     if name == "su":
         for i, arg in enumerate(args):
             if arg in ("-c", "--command") and i + 1 < len(args):
-                yield args[i + 1]
+                yield i + 1
             elif arg.startswith("--command="):
-                yield arg.split("=", 1)[1]
+                yield i
         return
-    if name not in _SHELLS and not _INTERPRETER.match(name):
+    if name not in _SHELLS:
         return
     code_flag = False
     i = 0
@@ -605,20 +992,22 @@ def _inline_code(name: str, args: list[str]) -> Iterator[str]:
             i += 1
             continue
         if arg.startswith(("-", "+")) and len(arg) > 1:
-            if name in _SHELLS and "c" in arg[1:]:
+            if "c" in arg[1:]:
                 code_flag = True
             i += 1
             continue
         if code_flag:
-            yield arg
+            yield i
         return
 
 
-def _reads_stdin(name: str, args: list[str]) -> bool:
+def _reads_stdin(name: str, args: Sequence[str]) -> bool:
     """True when a shell or interpreter takes its program from stdin (no script operand)."""
-    if name in ("eval", "su", "watch", "source", "."):
+    if name in ("eval", "su", "watch", "trap"):
         return False
+    _, operands = _options(list(args))
+    if name in ("source", "."):
+        return bool(operands) and operands[0] in _STDIN_PATHS
     if any(a in ("-c", "-e", "-E") or (a.startswith("-") and "c" in a[1:]) for a in args):
         return False
-    _, operands = _options(args)
-    return not operands or operands[0] == "-" or "-s" in args
+    return not operands or operands[0] in _STDIN_PATHS or "-s" in args

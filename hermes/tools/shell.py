@@ -1,39 +1,91 @@
-"""A small, quote-aware reader of shell command lines, for the approval gate.
+"""Reading shell command lines with the bash grammar (tree-sitter-bash), for the approval gate.
 
-It does not run or expand anything. It splits a command line the way bash
-would split it into pipelines of simple commands, so the gate can tell a
-command word (``rm -rf /``) from data (``echo 'rm -rf /'``):
+Nothing is run or expanded. ``parse(text)`` returns a ``Script``: every simple
+command in the syntax tree (inside pipelines, lists, subshells, functions,
+loops, ``$(...)``, ``<(...)``...), each word as *parts* (literal text, a
+variable, or text computed at run time), every redirection, every variable
+assignment, the function definitions, and where the grammar failed. The gate
+decides from that what runs; this module only reads.
 
-- quotes and backslashes are removed from words; ``$VAR`` stays literal;
-- ``;``, ``&&``, ``||``, ``&``, newlines and parentheses end a pipeline,
-  ``|`` and ``|&`` end a simple command within one;
-- redirections (``>``, ``2>>``, ``&>``, ``<<<``...) are kept apart from the words;
-- the bodies of ``$(...)``, backticks and ``<(...)``/``>(...)`` are collected as
-  *substitutions*, to be checked as commands in their own right (they run even
-  inside double quotes; inside single quotes they are data);
-- here-document bodies are attached to their command, with whether they expand
-  (an unquoted delimiter: ``$(...)`` in the body runs);
-- ``masked`` is the text with quoted content and here-document bodies blanked,
-  for patterns that have no command word to anchor to (fork bombs).
-
-Malformed input (an unclosed quote or substitution) raises ``ShellSyntaxError``;
-the gate then falls back to conservative checks.
+A word is ``literal`` when bash would use it as written (quotes and
+backslashes removed, ANSI-C ``$'...'`` decoded): no expansion, substitution,
+glob or brace list in it. Only a literal command word names a known program.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from collections.abc import Iterator, Sequence
+
 import attrs
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+
+# -- what a word is made of ------------------------------------------------------------
 
 
-class ShellSyntaxError(ValueError):
-    """The command line cannot be split (unclosed quote, substitution...)."""
+@attrs.frozen(slots=True)
+class Var:
+    """``$name`` or ``${name}`` (also ``$@``, ``$1``...): its value is known only at run time."""
+
+    name: str
+    quoted: bool
+    """Inside double quotes: not split into words."""
+
+
+@attrs.frozen(slots=True)
+class Computed:
+    """Text computed at run time: a substitution, arithmetic, ``${x:-y}``, xargs' input."""
+
+    source: str
+    quoted: bool
+    output: str | None = None
+    """What it prints when that can be read off (``$(echo rm)`` -> ``rm``), else ``None``."""
+
+
+Part = str | Var | Computed
+
+
+@attrs.frozen(slots=True)
+class Word:
+    """One shell word: its parts, its source text and whether it holds a glob or brace list."""
+
+    parts: tuple[Part, ...]
+    source: str = ""
+    pattern: bool = False
+    """Unquoted ``*``, ``?``, ``[`` or a ``{a,b}`` list: bash would expand it."""
+
+    @classmethod
+    def of(cls, text: str) -> Word:
+        return cls((text,), text)
+
+    @property
+    def literal(self) -> bool:
+        return not self.pattern and all(isinstance(p, str) for p in self.parts)
+
+    @property
+    def text(self) -> str:
+        """Literal parts as bash sees them, ``$name`` for a variable, the source of the rest."""
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, Var):
+                out.append("$" + part.name)
+            else:
+                out.append(part.source)
+        return "".join(out)
 
 
 @attrs.frozen(slots=True)
 class Redirect:
     op: str
-    """The operator without its fd: ``>``, ``>>``, ``<``, ``<<``, ``<<<``, ``&>``, ``>&``..."""
-    target: str
+    """The operator without its fd: ``>``, ``>>``, ``<``, ``<<<``, ``&>``, ``>&``..."""
+    target: Word
 
 
 @attrs.frozen(slots=True)
@@ -43,357 +95,536 @@ class HereDoc:
     """True for an unquoted delimiter: substitutions in the body run."""
 
 
-@attrs.define(slots=True)
-class SimpleCommand:
-    """One command: its words (quotes removed), redirections and here-documents."""
+@attrs.frozen(slots=True)
+class Assignment:
+    """``name=value`` (also ``export``/``local``/``for name in ...``); ``None``: not one word."""
 
-    words: list[str] = attrs.field(factory=list)
-    redirects: list[Redirect] = attrs.field(factory=list)
-    heredocs: list[HereDoc] = attrs.field(factory=list)
+    name: str
+    value: Word | None
 
 
 @attrs.frozen(slots=True)
-class ParsedLine:
-    """A command line split into pipelines of simple commands."""
+class Command:
+    """One simple command: its words, prefix assignments, redirections and stdin sources."""
 
-    pipelines: tuple[tuple[SimpleCommand, ...], ...]
-    substitutions: tuple[str, ...]
-    masked: str
-
-    def commands(self) -> list[SimpleCommand]:
-        return [cmd for pipeline in self.pipelines for cmd in pipeline]
-
-
-_REDIRECT_OPS = ("<<<", "<<-", "&>>", "<<", "<&", "<>", ">>", ">&", ">|", "&>", "<", ">")
-_CONTROL_OPS = ("&&", "||", ";;", ";&", "|&", "&", "|", ";", "(", ")")
+    words: tuple[Word, ...]
+    assignments: tuple[Assignment, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    heredocs: tuple[HereDoc, ...] = ()
+    upstream: tuple[Command | None, ...] = ()
+    """What feeds its stdin in its pipeline, nearest last; ``None`` is a compound command."""
+    background: bool = False
 
 
-def parse(text: str) -> ParsedLine:
-    """Split ``text``; raises ``ShellSyntaxError`` when it is malformed."""
-    try:
-        return _Parser(text).run()
-    except RecursionError:
-        raise ShellSyntaxError("substitutions nested too deeply") from None
+@attrs.frozen(slots=True)
+class Script:
+    """A parsed command line (see the module docstring)."""
+
+    commands: tuple[Command, ...]
+    redirects: tuple[Redirect, ...]
+    assignments: tuple[Assignment, ...]
+    functions: dict[str, tuple[Command, ...]]
+    errors: tuple[str, ...]
+    """Where the grammar failed (unbalanced quote, missing ``fi``...): empty when it did not."""
 
 
-def find_substitutions(text: str) -> list[str]:
-    """The ``$(...)`` and backtick bodies in text that expands like a here-document body."""
-    found: list[str] = []
+# -- parsing ---------------------------------------------------------------------------
+
+_ENCODING = "utf-8"
+_ERRORS = "surrogatepass"
+
+
+def parse(text: str) -> Script:
+    """Read ``text`` with the bash grammar. Never raises on bad syntax: see ``Script.errors``."""
+    source = text.encode(_ENCODING, _ERRORS)
+    tree = Parser(_LANGUAGE).parse(source)
+    return _Reader().run(tree.root_node)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode(_ENCODING, _ERRORS)
+
+
+def _key(node: Node) -> tuple[int, int, str]:
+    return (node.start_byte, node.end_byte, node.type)
+
+
+class _Reader:
+    """One pass over the tree, iterative (a hostile line can nest thousands deep)."""
+
+    def __init__(self) -> None:
+        self.commands: dict[tuple[int, int, str], Command] = {}
+        self.redirects: list[Redirect] = []
+        self.assignments: list[Assignment] = []
+        self.function_nodes: list[tuple[str, int, int]] = []
+        self.errors: list[str] = []
+
+    def run(self, root: Node) -> Script:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            self.visit(node)
+            stack.extend(reversed(node.children))
+        ordered = sorted(self.commands.items(), key=lambda item: item[0][0])
+        functions: dict[str, tuple[Command, ...]] = {}
+        for name, start, end in self.function_nodes:
+            body = tuple(c for (s, e, _), c in ordered if start <= s and e <= end)
+            functions[name] = functions.get(name, ()) + body
+        return Script(
+            commands=tuple(c for _, c in ordered),
+            redirects=tuple(self.redirects),
+            assignments=tuple(self.assignments),
+            functions=functions,
+            errors=tuple(self.errors),
+        )
+
+    def visit(self, node: Node) -> None:
+        kind = node.type
+        if node.is_error or node.is_missing:
+            where = f"{node.start_point[0] + 1}:{node.start_point[1] + 1}"
+            what = f"missing {kind!r}" if node.is_missing else "unexpected text"
+            self.errors.append(f"{what} at {where}")
+        elif kind == "command":
+            self.commands[_key(node)] = self.command(node)
+        elif kind == "file_redirect":
+            redirect = _file_redirect(node)
+            if redirect is not None:
+                self.redirects.append(redirect)
+        elif kind == "herestring_redirect":
+            self.redirects.append(_herestring(node))
+        elif kind == "variable_assignment":
+            self.assignments.append(_assignment(node))
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                for value in node.children_by_field_name("value"):
+                    self.assignments.append(Assignment(_text(variable), word(value)))
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if name is not None and body is not None:
+                self.function_nodes.append((_text(name), body.start_byte, body.end_byte))
+
+    def command(self, node: Node) -> Command:
+        words: list[Word] = []
+        prefix: list[Assignment] = []
+        redirects: list[Redirect] = []
+        heredocs: list[HereDoc] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                prefix.append(_assignment(child))
+            elif kind == "command_name":
+                words.append(_concat(child.children, child))
+            elif kind == "file_redirect":
+                redirect = _file_redirect(child)
+                if redirect is not None:
+                    redirects.append(redirect)
+            elif kind == "herestring_redirect":
+                redirects.append(_herestring(child))
+            elif child.is_named and kind not in ("comment", "subscript"):
+                words.append(word(child))
+        parent = node.parent
+        if parent is not None and parent.type == "redirected_statement":
+            for child in parent.children_by_field_name("redirect"):
+                if child.type == "file_redirect":
+                    redirect = _file_redirect(child)
+                    if redirect is not None:
+                        redirects.append(redirect)
+        for owner in _stdin_owners(node):
+            for child in owner.children_by_field_name("redirect"):
+                if child.type == "heredoc_redirect":
+                    heredocs.append(_heredoc(child))
+                elif child.type == "herestring_redirect":
+                    redirects.append(_herestring(child))
+        return Command(
+            words=tuple(words),
+            assignments=tuple(prefix),
+            redirects=tuple(redirects),
+            heredocs=tuple(heredocs),
+            upstream=tuple(self.upstream(node)),
+            background=_backgrounded(node),
+        )
+
+    def upstream(self, node: Node) -> Iterator[Command | None]:
+        """The stages before ``node``'s in the nearest pipeline it is part of.
+
+        ``x | (a; sh)`` feeds ``sh`` too: the search climbs out of groups and
+        subshells, not out of a substitution or a function body.
+        """
+        statement, pipeline = node, node.parent
+        while pipeline is not None and pipeline.type != "pipeline":
+            if pipeline.type in _SCOPES or pipeline.type == "function_definition":
+                return
+            statement, pipeline = pipeline, pipeline.parent
+        if pipeline is None:
+            return
+        owner = pipeline.parent
+        if owner is not None and owner.type == "heredoc_redirect":
+            # ``cat <<EOF | sh``: the grammar hangs the rest of the pipeline on the here-doc
+            stmt = owner.parent
+            body = stmt.child_by_field_name("body") if stmt is not None else None
+            if body is not None:
+                yield self.commands.get(_key(body)) if body.type == "command" else None
+        for child in pipeline.named_children:
+            if _key(child) == _key(statement):
+                return
+            if child.type == "redirected_statement":
+                body = child.child_by_field_name("body")
+                child = body if body is not None else child
+            yield self.commands.get(_key(child)) if child.type == "command" else None
+
+
+_SCOPES = frozenset({"command_substitution", "process_substitution", "program"})
+
+
+def _stdin_owners(node: Node) -> Iterator[Node]:
+    """The redirected statements whose here-documents feed ``node``.
+
+    The grammar hangs ``cmd && bash <<EOF`` on the whole list, not on ``bash``:
+    every command in the statement's body gets them (for the gate, more is safe).
+    """
+    parent = node.parent
+    while parent is not None and parent.type not in _SCOPES:
+        if parent.type == "redirected_statement":
+            body = parent.child_by_field_name("body")
+            if body is not None and body.start_byte <= node.start_byte < body.end_byte:
+                yield parent
+        parent = parent.parent
+
+
+def _backgrounded(node: Node) -> bool:
+    """Followed by ``&`` (itself, its redirected statement or its pipeline)."""
+    statement = node
+    while statement.parent is not None and statement.parent.type in (
+        "redirected_statement",
+        "pipeline",
+    ):
+        statement = statement.parent
+    sibling = statement.next_sibling
+    return sibling is not None and sibling.type == "&"
+
+
+def _assignment(node: Node) -> Assignment:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    label = _text(name) if name is not None else ""
+    if name is not None and name.type == "subscript":
+        inner = name.child_by_field_name("name")
+        label = _text(inner) if inner is not None else label
+    if value is None or value.type == "array":
+        return Assignment(label, None if value is not None else Word.of(""))
+    return Assignment(label, word(value))
+
+
+_FD_OPS = re.compile(r"^\d*")
+
+
+def _file_redirect(node: Node) -> Redirect | None:
+    op = ""
+    target: Word | None = None
+    for child in node.children:
+        if child.type == "file_descriptor":
+            continue
+        if not child.is_named and target is None and not op:
+            op = _text(child)
+        elif child.is_named:
+            target = word(child) if target is None else target
+    if not op or target is None:
+        return None
+    return Redirect(_FD_OPS.sub("", op), target)
+
+
+def _herestring(node: Node) -> Redirect:
+    values = list(node.named_children)
+    return Redirect("<<<", _concat(values, values[0]) if values else Word.of(""))
+
+
+def _heredoc(node: Node) -> HereDoc:
+    start = node.child_by_field_name("start") or _first(node, "heredoc_start")
+    delimiter = _text(start) if start is not None else ""
+    expands = not any(q in delimiter for q in "'\"\\")
+    body_node = _first(node, "heredoc_body")
+    body = _text(body_node) if body_node is not None else ""
+    return HereDoc(body, expands)
+
+
+def _first(node: Node, kind: str) -> Node | None:
+    for child in node.children:
+        if child.type == kind:
+            return child
+    return None
+
+
+# -- words -----------------------------------------------------------------------------
+
+_BRACE_LIST = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB = frozenset("*?[")
+
+
+class _Parts:
+    """Collects the parts of one word and the unquoted text (for glob and brace detection)."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.unquoted: list[str] = []
+
+    def add(self, part: Part) -> None:
+        if isinstance(part, str) and self.parts and isinstance(self.parts[-1], str):
+            self.parts[-1] += part
+        elif part != "":
+            self.parts.append(part)
+
+    def build(self, source: str) -> Word:
+        bare = "".join(self.unquoted)
+        pattern = any(c in _GLOB for c in bare) or bool(_BRACE_LIST.search(bare))
+        return Word(tuple(self.parts), source, pattern)
+
+
+def word(node: Node) -> Word:
+    """The ``Word`` for one argument-like node."""
+    return _concat([node], node)
+
+
+def _concat(nodes: list[Node], owner: Node) -> Word:
+    acc = _Parts()
+    for node in nodes:
+        _collect(node, acc, quoted=False)
+    return acc.build(_text(owner))
+
+
+def _collect(node: Node, acc: _Parts, *, quoted: bool) -> None:
+    kind = node.type
+    if kind == "concatenation":
+        for child in node.children:
+            _collect(child, acc, quoted=quoted)
+    elif kind in ("word", "number"):
+        _unquoted_word(_text(node), acc)
+    elif kind == "raw_string":
+        acc.add(_text(node)[1:-1])
+    elif kind == "ansi_c_string":
+        decoded = _ansi_c(_text(node)[2:-1])
+        acc.add(decoded if decoded is not None else Computed(_text(node), quoted))
+    elif kind in ("string", "translated_string"):
+        for child in node.children:
+            if child.type == "string_content":
+                acc.add(_unescape_double(_text(child)))
+            elif child.is_named:
+                _collect(child, acc, quoted=True)
+    elif kind == "simple_expansion":
+        acc.add(_simple_expansion(node, quoted))
+    elif kind == "expansion":
+        acc.add(_expansion(node, quoted))
+    elif kind == "command_substitution":
+        acc.add(Computed(_text(node), quoted, static_output(node)))
+    elif kind == "brace_expression":
+        text = _text(node)
+        acc.add(text)
+        acc.unquoted.append(text)
+    else:  # process substitution, arithmetic, ``$`` alone, anything unforeseen: fail closed
+        acc.add(Computed(_text(node), quoted))
+
+
+def _unquoted_word(text: str, acc: _Parts) -> None:
+    out: list[str] = []
     i = 0
     while i < len(text):
         c = text[i]
-        if c == "\\":
+        if c == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
             i += 2
-        elif c == "$" and text.startswith("(", i + 1):
-            body, i = _read_paren(text, i + 1)
-            found.append(body)
-        elif c == "`":
-            body, i = _read_backtick(text, i)
-            found.append(body)
-        else:
-            i += 1
-    return found
-
-
-def _read_paren(s: str, start: int) -> tuple[str, int]:
-    """Body of the parenthesised group opening at ``s[start] == '('`` and the index after it."""
-    depth = 0
-    j = start
-    n = len(s)
-    while j < n:
-        c = s[j]
-        if c == "\\":
-            j += 2
             continue
-        if c == "'":
-            end = s.find("'", j + 1)
-            if end < 0:
-                raise ShellSyntaxError("unclosed single quote inside a substitution")
-            j = end + 1
+        out.append(c)
+        acc.unquoted.append(c)
+        i += 1
+    acc.add("".join(out))
+
+
+def _unescape_double(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
             continue
-        if c == '"':
-            j = _skip_double(s, j)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return s[start + 1 : j], j + 1
-        j += 1
-    raise ShellSyntaxError("unclosed '$(' or '(' substitution")
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
-def _skip_double(s: str, j: int) -> int:
-    """Index after the double-quoted string opening at ``s[j] == '"'``."""
-    j += 1
-    while j < len(s):
-        c = s[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == '"':
-            return j + 1
-        if c == "$" and s.startswith("(", j + 1):
-            _, j = _read_paren(s, j + 1)
-            continue
-        j += 1
-    raise ShellSyntaxError("unclosed double quote")
+def _simple_expansion(node: Node, quoted: bool) -> Part:
+    for child in node.named_children:
+        if child.type in ("variable_name", "special_variable_name"):
+            return Var(_text(child), quoted)
+    return Computed(_text(node), quoted)
 
 
-def _read_backtick(s: str, start: int) -> tuple[str, int]:
-    j = start + 1
-    body: list[str] = []
-    while j < len(s):
-        c = s[j]
-        if c == "\\" and j + 1 < len(s):
-            body.append(s[j + 1])
-            j += 2
-            continue
-        if c == "`":
-            return "".join(body), j + 1
-        body.append(c)
-        j += 1
-    raise ShellSyntaxError("unclosed backtick")
+def _expansion(node: Node, quoted: bool) -> Part:
+    """``${name}`` is a variable; any operator (``${x:-y}``, ``${#x}``, ``${!x}``) is computed."""
+    inner = [c for c in node.children if c.type not in ("${", "}")]
+    if len(inner) == 1 and inner[0].type in ("variable_name", "special_variable_name"):
+        return Var(_text(inner[0]), quoted)
+    return Computed(_text(node), quoted)
 
 
-class _Parser:
-    """Single pass over the text; builds pipelines, substitutions and the masked copy."""
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_NUMERIC = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
 
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.i = 0
-        self.masked: list[str] = []
-        self.pipelines: list[tuple[SimpleCommand, ...]] = []
-        self.pipeline: list[SimpleCommand] = []
-        self.cmd = SimpleCommand()
-        self.word: list[str] | None = None
-        self.word_quoted = False
-        self.redirect: str | None = None
-        self.heredocs: list[tuple[str, bool, bool, SimpleCommand]] = []
-        self.substitutions: list[str] = []
 
-    # -- driving loop --------------------------------------------------------------------
-
-    def run(self) -> ParsedLine:
-        s = self.s
-        while self.i < len(s):
-            c = s[self.i]
-            nxt = s[self.i + 1] if self.i + 1 < len(s) else ""
-            if c in " \t":
-                self.end_word()
-                self.emit(c)
-                self.i += 1
-            elif c == "\n":
-                self.end_word()
-                self.check_no_redirect()
-                self.emit(c)
-                self.i += 1
-                self.end_pipeline()
-                self.read_heredocs()
-            elif c == "#" and self.word is None:
-                end = s.find("\n", self.i)
-                end = len(s) if end < 0 else end
-                self.emit(" " * (end - self.i))
-                self.i = end
-            elif c == "'":
-                self.single_quote()
-            elif c == '"':
-                self.double_quote()
-            elif c == "\\":
-                self.escape()
-            elif c == "$" and nxt == "(":
-                self.paren_substitution(1)
-            elif c == "$" and nxt == "'":
-                self.ansi_c_quote()
-            elif c == "`":
-                body, end = _read_backtick(s, self.i)
-                self.substitutions.append(body)
-                self.add(s[self.i : end])
-                self.emit(s[self.i : end])
-                self.i = end
-            elif c in "<>" and nxt == "(":
-                self.paren_substitution(1)
-            elif c in "<>" or (c == "&" and nxt == ">"):
-                self.redirect_op()
-            elif c in ";&|()":
-                self.control_op()
-            else:
-                self.add(c)
-                self.emit(c)
-                self.i += 1
-        self.end_word()
-        self.check_no_redirect()
-        self.end_pipeline()
-        return ParsedLine(tuple(self.pipelines), tuple(self.substitutions), "".join(self.masked))
-
-    # -- words ---------------------------------------------------------------------------
-
-    def emit(self, text: str) -> None:
-        self.masked.append(text)
-
-    def add(self, text: str) -> None:
-        if self.word is None:
-            self.word = []
-        self.word.append(text)
-
-    def end_word(self) -> None:
-        if self.word is None:
-            return
-        text = "".join(self.word)
-        quoted = self.word_quoted
-        self.word = None
-        self.word_quoted = False
-        if self.redirect is None:
-            self.cmd.words.append(text)
-            return
-        op, self.redirect = self.redirect, None
-        self.cmd.redirects.append(Redirect(op, text))
-        if op in ("<<", "<<-"):
-            self.heredocs.append((text, op == "<<-", not quoted, self.cmd))
-
-    def check_no_redirect(self) -> None:
-        if self.redirect is not None:
-            raise ShellSyntaxError(f"redirection {self.redirect!r} without a target")
-
-    def single_quote(self) -> None:
-        end = self.s.find("'", self.i + 1)
-        if end < 0:
-            raise ShellSyntaxError("unclosed single quote")
-        self.add(self.s[self.i + 1 : end])
-        self.word_quoted = True
-        self.emit("'" + " " * (end - self.i - 1) + "'")
-        self.i = end + 1
-
-    def ansi_c_quote(self) -> None:
-        s = self.s
-        j = self.i + 2
-        out: list[str] = []
-        while j < len(s):
-            c = s[j]
-            if c == "\\" and j + 1 < len(s):
-                out.append(s[j : j + 2])
-                j += 2
-                continue
-            if c == "'":
-                break
+def _ansi_c(body: str) -> str | None:
+    """Decode the inside of ``$'...'``; ``None`` for an escape this reader does not know."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\" or i + 1 >= len(body):
             out.append(c)
-            j += 1
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            i += 2
+            continue
+        match = _ANSI_NUMERIC.match(body, i + 1)
+        if match is None:
+            if nxt == "c" and i + 2 < len(body):
+                out.append(chr(ord(body[i + 2]) & 0x1F))
+                i += 3
+                continue
+            return None
+        digits = match.group()
+        value = int(digits, 8) if digits[0] in "01234567" else int(digits[1:], 16)
+        if value > 0x10FFFF:
+            return None
+        out.append(chr(value))
+        i = match.end()
+    return "".join(out)
+
+
+# -- what a substitution prints --------------------------------------------------------
+
+_DECODE_FLAGS = frozenset({"-d", "--decode", "-D"})
+
+
+def static_output(node: Node) -> str | None:
+    """What ``$(...)`` prints when it is ``echo``/``printf`` of literal text, maybe base64-decoded.
+
+    A best effort that only ever adds to what the gate checks: a substitution
+    whose output cannot be read this way is still a non-literal word.
+    """
+    inner = [c for c in node.named_children if c.type != "comment"]
+    if len(inner) != 1:
+        return None
+    stages = [inner[0]] if inner[0].type == "command" else list(inner[0].named_children)
+    if inner[0].type not in ("command", "pipeline") or not stages:
+        return None
+    text = _printed(stages[0])
+    for stage in stages[1:]:
+        if text is None:
+            return None
+        text = _decoded(stage, text)
+    return text
+
+
+def _literal_words(node: Node) -> list[str] | None:
+    if node.type != "command":
+        return None
+    out: list[str] = []
+    for child in node.children:
+        if child.type == "command_name":
+            w = _concat(child.children, child)
+        elif child.is_named and child.type not in ("comment",):
+            if child.type in ("file_redirect", "herestring_redirect", "variable_assignment"):
+                return None
+            w = word(child)
         else:
-            raise ShellSyntaxError("unclosed $'...' quote")
-        self.add("".join(out))
-        self.word_quoted = True
-        self.emit("$'" + " " * (j - self.i - 2) + "'")
-        self.i = j + 1
+            continue
+        if not w.literal:
+            return None
+        out.append(w.text)
+    return out
 
-    def double_quote(self) -> None:
-        s = self.s
-        j = self.i + 1
-        start = self.i
-        out: list[str] = []
-        while True:
-            if j >= len(s):
-                raise ShellSyntaxError("unclosed double quote")
-            c = s[j]
-            if c == '"':
-                break
-            if c == "\\" and j + 1 < len(s):
-                nxt = s[j + 1]
-                if nxt == "\n":
-                    j += 2
-                    continue
-                out.append(nxt if nxt in '$`"\\' else "\\" + nxt)
-                j += 2
-            elif c == "$" and j + 1 < len(s) and s[j + 1] == "(":
-                body, end = _read_paren(s, j + 1)
-                self.substitutions.append(body)
-                out.append(s[j:end])
-                j = end
-            elif c == "`":
-                body, end = _read_backtick(s, j)
-                self.substitutions.append(body)
-                out.append(s[j:end])
-                j = end
-            else:
-                out.append(c)
-                j += 1
-        self.add("".join(out))
-        self.word_quoted = True
-        self.emit('"' + " " * (j - start - 1) + '"')
-        self.i = j + 1
 
-    def escape(self) -> None:
-        s = self.s
-        if self.i + 1 >= len(s):
-            self.i += 1
-            return
-        nxt = s[self.i + 1]
-        if nxt != "\n":
-            self.add(nxt)
-            self.word_quoted = True
-            self.emit("\\" + nxt)
-        self.i += 2
+def _printed(node: Node) -> str | None:
+    words = _literal_words(node)
+    return printed(words) if words else None
 
-    def paren_substitution(self, skip: int) -> None:
-        """``$(...)``, ``<(...)`` or ``>(...)``: record the body, keep the raw text as the word."""
-        body, end = _read_paren(self.s, self.i + skip)
-        self.substitutions.append(body)
-        self.add(self.s[self.i : end])
-        self.emit(self.s[self.i : end])
-        self.i = end
 
-    # -- operators -----------------------------------------------------------------------
+def printed(words: Sequence[str]) -> str | None:
+    """What ``echo ...`` or ``printf ...`` of these literal words prints; ``None`` otherwise."""
+    if not words:
+        return None
+    name, args = words[0].rsplit("/", 1)[-1], list(words[1:])
+    if name == "echo":
+        escapes = False
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            escapes = escapes or "e" in args[0]
+            args = args[1:]
+        text = " ".join(args)
+        return (_ansi_c(text) or text) if escapes else text
+    if name != "printf":
+        return None
+    if args[:1] == ["--"]:
+        args = args[1:]
+    elif args and args[0].startswith("-"):
+        return None  # printf -v NAME: prints nothing
+    if not args:
+        return None
+    return _printf(args[0], args[1:])
 
-    def redirect_op(self) -> None:
-        if self.word is not None and not self.word_quoted and "".join(self.word).isdigit():
-            self.word = None  # an fd number such as the 2 in 2>
-        self.end_word()
-        self.check_no_redirect()
-        op = next(o for o in _REDIRECT_OPS if self.s.startswith(o, self.i))
-        self.emit(op)
-        self.i += len(op)
-        self.redirect = op
 
-    def control_op(self) -> None:
-        self.end_word()
-        self.check_no_redirect()
-        op = next(o for o in _CONTROL_OPS if self.s.startswith(o, self.i))
-        self.emit(op)
-        self.i += len(op)
-        if op in ("|", "|&"):
-            self.end_command()
-        else:
-            self.end_pipeline()
+_PRINTF_DIRECTIVE = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?[sbdiqc])")
 
-    def end_command(self) -> None:
-        if self.cmd.words or self.cmd.redirects:
-            self.pipeline.append(self.cmd)
-            self.cmd = SimpleCommand()
 
-    def end_pipeline(self) -> None:
-        self.end_command()
-        if self.pipeline:
-            self.pipelines.append(tuple(self.pipeline))
-            self.pipeline = []
+def _printf(fmt: str, args: list[str]) -> str:
+    """``printf FORMAT ARGS``: the format reused until the arguments run out (``%s``-like only)."""
+    fmt = _ansi_c(fmt) or fmt
+    if "%" not in fmt:
+        return fmt
+    out: list[str] = []
+    queue = list(args)
+    for _ in range(64):
+        used = False
 
-    # -- here-documents ------------------------------------------------------------------
+        def fill(match: re.Match[str]) -> str:
+            nonlocal used
+            if match.group() == "%%":
+                return "%"
+            used = True
+            return queue.pop(0) if queue else ""
 
-    def read_heredocs(self) -> None:
-        """After a newline: consume the bodies of the here-documents opened on that line."""
-        s = self.s
-        for delimiter, strip_tabs, expands, cmd in self.heredocs:
-            lines: list[str] = []
-            while self.i < len(s):
-                end = s.find("\n", self.i)
-                end = len(s) if end < 0 else end
-                line = s[self.i : end]
-                self.emit(" " * len(line) + ("\n" if end < len(s) else ""))
-                self.i = min(end + 1, len(s))
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                lines.append(line)
-            body = "\n".join(lines)
-            cmd.heredocs.append(HereDoc(body, expands))
-            if expands:
-                self.substitutions.extend(find_substitutions(body))
-        self.heredocs.clear()
+        out.append(_PRINTF_DIRECTIVE.sub(fill, fmt))
+        if not queue or not used:
+            break
+    return "".join(out)
+
+
+def _decoded(node: Node, text: str) -> str | None:
+    words = _literal_words(node)
+    if not words or words[0].rsplit("/", 1)[-1] != "base64":
+        return None
+    if not any(w in _DECODE_FLAGS for w in words[1:]):
+        return None
+    try:
+        return base64.b64decode("".join(text.split()), validate=False).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
