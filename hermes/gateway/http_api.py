@@ -20,18 +20,25 @@
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
+
+Every write has a deadline (``WRITE_TIMEOUT``): a client that does not take a
+response, or one server-sent event, within it is dropped with a reset. An
+event stream is written by one task, one whole event per write; keepalive
+comments go only between events, when none came for ``gateway.sse_keepalive``
+seconds.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
+import struct
 from typing import Any
 
 import trio
 
 from hermes.daemon.config import Settings
-from hermes.daemon.errors import RequestError
 
 from . import protocol
 from .methods import Methods, error_code
@@ -41,7 +48,9 @@ from .wire_http import RequestHead, error_response, json_body, response_bytes
 log = logging.getLogger("hermes.gateway.http")
 
 BODY_TIMEOUT = 10.0
-KEEPALIVE = 15.0
+WRITE_TIMEOUT = 10.0
+"""A client that takes longer than this to accept one response or event is dropped
+(as the WebSocket writer drops one that does not take a frame)."""
 
 _STATUS = {
     "invalid_params": 400,
@@ -97,11 +106,11 @@ async def serve_http(
         body = await _read_body(stream, head, rest, max_body)
         route = _route(head, body)
     except _HttpError as exc:
-        await stream.send_all(error_response(exc.status, exc.code, str(exc)))
+        await _write(stream, error_response(exc.status, exc.code, str(exc)))
         return
     if route is None:
-        await stream.send_all(
-            error_response(404, "not_found", f"no route {head.method} {head.path}")
+        await _write(
+            stream, error_response(404, "not_found", f"no route {head.method} {head.path}")
         )
         return
     method, params = route
@@ -116,7 +125,27 @@ async def serve_http(
         if code == "internal":
             log.error("%s failed", method, exc_info=exc)
         data = error_response(_STATUS.get(code, 500), code, str(exc) or type(exc).__name__)
-    await stream.send_all(data)
+    await _write(stream, data)
+
+
+async def _write(stream: trio.SocketStream, data: bytes) -> bool:
+    """Send ``data`` whole within ``WRITE_TIMEOUT``; False when the client was dropped.
+
+    A send cut off by the deadline leaves part of ``data`` on the wire, so
+    nothing may follow it: the connection is reset (``SO_LINGER`` 0 makes its
+    close discard what the kernel still holds for a reader that does not read).
+    """
+    with trio.move_on_after(WRITE_TIMEOUT) as scope:
+        await stream.send_all(data)
+    if not scope.cancelled_caught:
+        return True
+    log.warning(
+        "HTTP client did not take a write of %d bytes within %.0f s: dropped",
+        len(data),
+        WRITE_TIMEOUT,
+    )
+    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    return False
 
 
 class _HttpError(Exception):
@@ -245,37 +274,46 @@ def _owned_route(
 async def _sse(
     stream: trio.SocketStream, head: RequestHead, params: dict[str, Any], methods: Methods
 ) -> None:
+    """The event stream: replay, then live events, from this one task.
+
+    Only the wait for the next event is bounded by the keepalive interval; the
+    write of an event is never cut by it (it has its own deadline in ``_write``),
+    so a keepalive can only follow a whole event.
+    """
     try:
         entry = await methods.s.manager.lookup(params["session"])
-    except (RequestError, Exception) as exc:
+    except Exception as exc:
         code = error_code(exc)
-        await stream.send_all(error_response(_STATUS.get(code, 500), code, str(exc)))
+        await _write(stream, error_response(_STATUS.get(code, 500), code, str(exc)))
         return
     settings = methods.s.settings
     capacity: int = settings.config.get("gateway", "client_queue")
+    keepalive: float = settings.config.get("gateway", "sse_keepalive")
     since = params.get("since")
     start = (
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
         b"Connection: close\r\n\r\n"
     )
     with entry.hub.subscribe_since(since, capacity) as (replay, sub):
-        await stream.send_all(
-            start + f": session {entry.session_id} epoch {settings.boot_id}\n\n".encode()
-        )
+        hello = f": session {entry.session_id} epoch {settings.boot_id}\n\n".encode()
+        if not await _write(stream, start + hello):
+            return
         stored, missed = await from_store(methods.s.store, entry, since, replay)
         if missed:
-            notice = protocol.notice("events.dropped", entry.session_id, {"count": missed})
-            await stream.send_all(_sse_frame(notice))
-        for frame in stored:
-            await stream.send_all(_sse_frame(frame))
-        for item in replay.events:
-            await stream.send_all(_sse_frame(ring_frame(item, entry)))
+            stored.insert(0, protocol.notice("events.dropped", entry.session_id, {"count": missed}))
+        for frame in [*stored, *(ring_frame(item, entry) for item in replay.events)]:
+            if not await _write(stream, _sse_frame(frame)):
+                return
         while True:
-            with trio.move_on_after(KEEPALIVE):
-                event = await sub.receive.receive()
-                await stream.send_all(_sse_frame(protocol.event_frame(event, entry.path)))
-                continue
-            await stream.send_all(b": keepalive\n\n")
+            data = b": keepalive\n\n"
+            with trio.move_on_after(keepalive):
+                try:
+                    event = await sub.receive.receive()
+                except trio.EndOfChannel:
+                    return
+                data = _sse_frame(protocol.event_frame(event, entry.path))
+            if not await _write(stream, data):
+                return
 
 
 def _sse_frame(frame: dict[str, Any]) -> bytes:
