@@ -46,6 +46,7 @@ from . import protocol
 from .coalesce import next_events
 from .http_api import serve_http
 from .methods import Methods, Services, error_code
+from .origin_check import check_origin_and_host
 from .outqueue import OutQueue
 from .replay import from_store, ring_frame
 from .slots import Slots
@@ -364,6 +365,7 @@ class ConnectionActor(Actor):
                 return None
             head_bytes, rest = got
             head = parse_head(head_bytes)
+            check_origin_and_host(head, stream, self.shared.settings.config)
         except trio.TooSlowError:
             message = f"request head not received in {timeout:g} s"
             await _refuse(stream, error_response(408, "timeout", message))

@@ -21,6 +21,7 @@ STATUS_TEXT = {
     200: "OK",
     400: "Bad Request",
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     408: "Request Timeout",
@@ -72,19 +73,34 @@ class RequestHead:
 async def read_head(stream: trio.abc.ReceiveStream) -> tuple[bytes, bytes] | None:
     """``(head, rest)``: the bytes up to the blank line and whatever came after it.
 
-    None if the peer closed first; ``BadRequest`` if the head is too large.
+    None if the peer closed first; ``BadRequest`` (431) if the head, counted up
+    to and with its blank line, is over ``MAX_HEAD`` bytes.
     """
     buffer = bytearray()
+    searched = 0
     while True:
-        end = buffer.find(b"\r\n\r\n")
+        end = buffer.find(b"\r\n\r\n", max(0, searched - 3))
         if end >= 0:
+            if end + 4 > MAX_HEAD:
+                raise _head_too_large()
             return bytes(buffer[: end + 4]), bytes(buffer[end + 4 :])
-        if len(buffer) > MAX_HEAD:
-            raise BadRequest(431, "head_too_large", f"request head larger than {MAX_HEAD} bytes")
+        if len(buffer) >= MAX_HEAD:
+            raise _head_too_large()
+        searched = len(buffer)
         chunk = await stream.receive_some(4096)
         if not chunk:
             return None
         buffer += chunk
+
+
+def _head_too_large() -> BadRequest:
+    return BadRequest(
+        431, "head_too_large", f"request head (line and headers) over {MAX_HEAD} bytes"
+    )
+
+
+_SINGLE = frozenset({"host", "origin", "authorization", "content-length"})
+"""Headers a request may carry once: a second one could say something else."""
 
 
 def parse_head(head: bytes) -> RequestHead:
@@ -104,7 +120,10 @@ def parse_head(head: bytes) -> RequestHead:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
             raise BadRequest(400, "bad_request", f"malformed header line {line[:60]!r}")
-        headers[name.lower()] = value.strip()
+        key = name.lower()
+        if key in _SINGLE and key in headers:
+            raise BadRequest(400, "bad_request", f"more than one {name} header")
+        headers[key] = value.strip()
     url = urlsplit(target)
     return RequestHead(method, target, unquote(url.path), parse_qs(url.query), headers, head)
 
