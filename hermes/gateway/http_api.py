@@ -72,15 +72,26 @@ _STATUS = {
     "timeout": 504,
     "overloaded": 503,
     "unavailable": 503,
+    # the memory errors' reasons (hermes/memory/errors.py)
     "proposal_not_found": 404,
+    "invalid_entry": 400,
     "stale_proposal": 409,
-    "locked": 503,
-    "unreadable": 500,
     "memory_full": 409,
     "no_match": 409,
     "ambiguous_match": 409,
+    "duplicate_entry": 409,
     "too_many_proposals": 409,
+    "draft_closed": 409,
+    "locked": 503,
+    "unreadable": 500,
+    "memory_error": 500,
 }
+
+
+def http_status(code: str) -> int:
+    """The HTTP status of an error code (500 for a code with no status of its own)."""
+    return _STATUS.get(code, 500)
+
 
 _VERBS = {
     "prompt": "prompt.submit",
@@ -124,7 +135,7 @@ async def serve_http(
         code = error_code(exc)
         if code == "internal":
             log.error("%s failed", method, exc_info=exc)
-        data = error_response(_STATUS.get(code, 500), code, str(exc) or type(exc).__name__)
+        data = error_response(http_status(code), code, str(exc) or type(exc).__name__)
     await _write(stream, data)
 
 
@@ -284,7 +295,7 @@ async def _sse(
         entry = await methods.s.manager.lookup(params["session"])
     except Exception as exc:
         code = error_code(exc)
-        await _write(stream, error_response(_STATUS.get(code, 500), code, str(exc)))
+        await _write(stream, error_response(http_status(code), code, str(exc)))
         return
     settings = methods.s.settings
     capacity: int = settings.config.get("gateway", "client_queue")
