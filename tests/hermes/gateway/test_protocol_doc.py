@@ -1,21 +1,26 @@
-"""What the HTTP surface answers at its limits and to refusals, as docs/protocol.md says:
-the 16 KiB head limit and the memory errors' statuses (a real daemon, real sockets)."""
+"""The daemon does what docs/protocol.md says: the 16 KiB head limit, the memory errors'
+HTTP statuses, the fields of ``session.get`` (a real daemon, real sockets)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
+from hermes.gateway.client import connect
 from hermes.gateway.http_api import http_status
 from hermes.gateway.wire_http import MAX_HEAD
 from hermes.memory import MemoryStore, MemoryStoreError
 from hermes.memory.files import locked
 from tests.hermes.daemon.daemon_proc import Daemon, running_daemon
 from tests.hermes.gateway.test_gateway import ahttp
+
+DOC = Path(__file__).parents[3] / "docs" / "protocol.md"
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +104,18 @@ async def test_memory_refusals_get_their_statuses_over_http(daemon: Daemon) -> N
         status, body = await ahttp(daemon, "GET", "/memory")
         assert (status, body["error"]["code"]) == (500, "unreadable")
         assert "cannot be read" in body["error"]["message"]
+
+
+async def test_session_get_returns_the_documented_fields(daemon: Daemon) -> None:
+    row = next(line for line in DOC.read_text().splitlines() if line.startswith("| `session.get`"))
+    result = row.split("|")[3]
+    documented = set(re.findall(r"(?:^|[:,] )([a-z_]+)", re.sub(r"\([^)]*\)", "", result)))
+    assert daemon.endpoint is not None
+    with trio.fail_after(60):
+        async with connect(daemon.endpoint) as client:
+            session = (await client.call("session.create", title="doc"))["id"]
+            view = await client.call("session.get", session=session)
+            status, body = await ahttp(daemon, "GET", f"/sessions/{session}")
+    assert status == 200 and body["result"].keys() == view.keys()
+    assert view["id"] == session and view["title"] == "doc"
+    assert set(view) == documented
