@@ -257,6 +257,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "sse_keepalive": Key(15.0, _number(0), "seconds between keepalives on an idle SSE stream"),
     },
+    "processes": {
+        "leftover_commands": Key(
+            "kill",
+            _choice("kill", "list"),
+            "foreground commands a killed daemon left running, found at start: "
+            "kill them, or list them (hermes orphans)",
+        ),
+    },
     "logging": {
         "level": Key("info", _choice(*LOG_LEVELS), "log level", reload=True),
         "max_bytes": Key(5 << 20, _int(4096), "log file size before rotation"),

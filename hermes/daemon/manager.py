@@ -31,7 +31,7 @@ import attrs
 
 from actors import Actor, ActorRef, ExitReason
 from hermes.memory import MemoryTool
-from hermes.processes import ProcessConfig, ProcessService
+from hermes.processes import ProcessConfig, ProcessService, sweep_leftovers
 from hermes.session import (
     BusyMode,
     SessionActor,
@@ -198,7 +198,10 @@ class SessionsManager(Actor):
         self.store = StoreClient(store_ref, lane=self.settings.store_lane)
         self.providers: Providers = await providers_ref.call(GetProviders())
         self.subagents = SubagentRuntime()
-        self.process_config = ProcessConfig()
+        self.process_config = ProcessConfig(
+            leftover_commands=self.settings.config.get("processes", "leftover_commands")
+        )
+        await sweep_leftovers(self.store, self.process_config)  # before any session resumes
         self.registry = with_delegation(default_registry())
         config = self.settings.config
         self.memory = memory_store(config, config.data_dir(self.settings.paths))

@@ -26,6 +26,7 @@ Tools reach it through ``ProcessService`` in their context
 | ``registry.py`` | ``ProcessRegistry`` and ``spawn_process_registry`` |
 | ``service.py`` | ``ProcessService``: the typed client tools use |
 | ``checkpoint.py`` / ``orphans.py`` | the crash checkpoint in the store; orphan listing/killing |
+| ``foreground.py`` | foreground commands' groups: recorded before they run, swept at start |
 | ``tool.py`` / ``background.py`` | the ``process`` tool; ``terminal``'s background modes |
 """
 
@@ -40,6 +41,13 @@ from .errors import (
     ProcessStartFailed,
     StdinClosed,
     TooManyProcesses,
+)
+from .foreground import (
+    ForegroundLedger,
+    Leftover,
+    LeftoverNotes,
+    describe_leftovers,
+    sweep_leftovers,
 )
 from .handoff import HandoffTarget
 from .limits import Breaker, PatternLimiter
@@ -62,7 +70,10 @@ __all__ = [
     "Breaker",
     "Checkpoint",
     "Fingerprint",
+    "ForegroundLedger",
     "HandoffTarget",
+    "Leftover",
+    "LeftoverNotes",
     "Liveness",
     "LogResult",
     "NoticeKind",
@@ -90,7 +101,9 @@ __all__ = [
     "TooManyProcesses",
     "WaitOutcome",
     "WaitResult",
+    "describe_leftovers",
     "kill_orphans",
     "list_orphans",
     "spawn_process_registry",
+    "sweep_leftovers",
 ]

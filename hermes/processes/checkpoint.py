@@ -145,7 +145,11 @@ class Checkpoint:
     async def recover(self) -> Recovery:
         """Sort this session's unfinished rows into adopt / lost / skipped (see the module)."""
         rows = await self.store.list_processes(
-            session_id=self.session_id, active_only=True, limit=10_000, timeout=self.timeout
+            session_id=self.session_id,
+            active_only=True,
+            foreground=False,  # foreground commands' groups: ``foreground.sweep_leftovers``
+            limit=10_000,
+            timeout=self.timeout,
         )
         adopt: list[ProcessRecord] = []
         lost: list[ProcessRecord] = []

@@ -8,6 +8,9 @@ import attrs
 
 from actors import is_count, is_number
 
+LEFTOVER_POLICIES = ("kill", "list")
+"""What a restarted daemon may do with the foreground commands a dead one left running."""
+
 
 @attrs.frozen(slots=True, kw_only=True)
 class ProcessConfig:
@@ -77,6 +80,11 @@ class ProcessConfig:
     adopted_poll: float = 1.0
     """Seconds between liveness checks of a process adopted after a restart."""
 
+    # -- after a crash ----------------------------------------------------------------------
+    leftover_commands: str = "kill"
+    """Foreground tool commands a dead daemon left running, found at the next start:
+    ``kill`` their groups, or ``list`` them (``hermes orphans``) and leave them alone."""
+
     def __attrs_post_init__(self) -> None:
         counts = (
             "max_processes",
@@ -118,6 +126,11 @@ class ProcessConfig:
         for name in ("prune_interval", "adopted_poll", "store_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"ProcessConfig.{name} must be > 0, got {getattr(self, name)!r}")
+        if self.leftover_commands not in LEFTOVER_POLICIES:
+            raise ValueError(
+                "ProcessConfig.leftover_commands must be one of "
+                f"{', '.join(LEFTOVER_POLICIES)}, got {self.leftover_commands!r}"
+            )
         if not isinstance(self.shell, str) or not self.shell:
             raise ValueError(f"ProcessConfig.shell must be a program name, got {self.shell!r}")
 

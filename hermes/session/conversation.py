@@ -14,7 +14,7 @@ tool results) is merged into that message as further text blocks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -177,16 +177,19 @@ class Conversation:
         self.messages = list(transcript.messages)
         self.dirty = False
 
-    async def close_open_uses(self, reason: str) -> int:
+    async def close_open_uses(self, reason: str, known: Mapping[str, str] | None = None) -> int:
         """Give every tool_use without a result a synthetic error result; returns how many.
 
-        Only the last assistant message can have open uses (the store refuses an
-        assistant message while earlier uses are open).
+        ``known``: what is known of some of them (tool use id -> text, such as
+        what became of a foreground command's process group), said instead of
+        the generic "may not have run". Only the last assistant message can have
+        open uses (the store refuses an assistant message while earlier uses are open).
         """
         missing = open_tool_uses(self.messages)
         if not missing:
             return 0
-        blocks = [lost_result(use, reason) for use in missing]
+        known = known or {}
+        blocks = [lost_result(use, reason, known.get(use.id)) for use in missing]
         last = self.last
         assert last is not None
         if last.role == "user":
@@ -212,7 +215,9 @@ def open_tool_uses(messages: Sequence[Message]) -> list[ToolUseBlock]:
     return []
 
 
-def lost_result(use: ToolUseBlock, reason: str) -> ToolResultBlock:
+def lost_result(use: ToolUseBlock, reason: str, known: str | None = None) -> ToolResultBlock:
+    if known is not None:
+        return ToolResultBlock(use.id, f"[Tool call {use.name} has no result: {known}.]", True)
     return ToolResultBlock(
         use.id,
         f"[Tool call {use.name} has no result: {reason}. It may not have run, or may have "

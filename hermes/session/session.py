@@ -50,13 +50,16 @@ from actors import (
 from hermes.memory import LiveMemory, MemoryService
 from hermes.model import Message, TextBlock, Usage
 from hermes.processes import (
+    ForegroundLedger,
     NoticeKind,
     ProcessNotice,
     ProcessService,
+    describe_leftovers,
     spawn_process_registry,
 )
 from hermes.store import SessionNotFound, StoreError
 from hermes.tools import ApprovalSession, ToolContext
+from hermes.tools.process import GroupLedger
 
 from . import events as ev
 from .approvals import ApprovalBroker
@@ -64,7 +67,7 @@ from .children import ChildOwner, SubagentLink
 from .config import BusyMode, SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
-from .conversation import Conversation
+from .conversation import Conversation, open_tool_uses
 from .deps import SessionDeps
 from .errors import (
     InvalidInput,
@@ -179,7 +182,13 @@ class SessionActor(Actor):
             self.usage = transcript.session.usage
         assert self.session_id is not None
         self.conversation = Conversation(store, self.session_id, messages)
-        await self.conversation.close_open_uses("the session restarted while it was running")
+        leftovers = await describe_leftovers(  # foreground commands a dead daemon left
+            store, self.session_id, (use.id for use in open_tool_uses(messages))
+        )
+        if await self.conversation.close_open_uses(
+            "the session restarted while it was running", leftovers.texts
+        ):
+            await leftovers.forget(store)
         self.hub = self._given_hub or ev.EventHub(self.session_id)
         self.queue = InputQueue(self.config.queue_limit, self.hub, self.session_id)
         self.subagents = SubagentLink(self.deps.subagents, self.session_id)
@@ -220,7 +229,11 @@ class SessionActor(Actor):
         await self._start_children()
 
     def _services(self) -> dict[type, object]:
-        services: dict[type, object] = {ProcessService: self.processes}
+        assert self.session_id is not None
+        ledger = ForegroundLedger(
+            self.deps.store, self.session_id, timeout=self.deps.processes.store_timeout
+        )
+        services: dict[type, object] = {ProcessService: self.processes, GroupLedger: ledger}
         if self.deps.memory is not None and not self.config.unattended:
             services[MemoryService] = LiveMemory(self.deps.memory)
         return services

@@ -20,6 +20,14 @@ for its members to exit, SIGKILL to the group, reap the leader, reap members
 this process adopted, then check ``/proc`` that no member survives. ``trio``'s
 own ``run_process`` signals only the leader; a grandchild would survive it.
 
+With a ``GroupSlot`` (a foreground tool command: see ``GroupLedger``) the
+child starts held: ``gated`` wraps ``argv`` in a tiny ``sh`` that waits for a
+line on its stdin before it ``exec``s the command (same pid, same start time).
+The slot records the group (its pid) first, then the line is written: no
+command runs unrecorded, and if this process dies before the record is written
+the pipe's end closes, the gate reads EOF and exits without running anything.
+Once the group is reaped the slot is told (the record is dropped).
+
 Orphaned grandchildren are re-parented to the nearest *subreaper*. PID 1 of a
 container or sandbox often does not reap, which leaves zombies, so
 ``run_command`` makes this process a subreaper (``enable_subreaper``, Linux
@@ -28,6 +36,7 @@ container or sandbox often does not reap, which leaves zombies, so
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import ctypes
 import errno
@@ -42,6 +51,53 @@ import trio
 
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_enabled = False
+
+GATE_SHELL = "/bin/sh"
+GATE_LINE = b"go\n"
+_GATE_SCRIPT = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@"'
+_GATE_SCRIPT_NULL_STDIN = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
+EXIT_NOT_RELEASED = 125
+"""The gate's exit status when its stdin ended without the line: nothing was run."""
+
+
+def gated(argv: Sequence[str], *, null_stdin: bool = True) -> list[str]:
+    """``argv`` held until ``GATE_LINE`` arrives on stdin (then exec'd in the same process).
+
+    Start it with ``stdin=PIPE`` and write ``GATE_LINE`` to release it; if the
+    pipe closes first, it exits with ``EXIT_NOT_RELEASED`` and runs nothing.
+    ``null_stdin``: the command then reads ``/dev/null`` (else the rest of the pipe).
+    """
+    script = _GATE_SCRIPT_NULL_STDIN if null_stdin else _GATE_SCRIPT
+    return [GATE_SHELL, "-c", script, "hermes-gate", *argv]
+
+
+class GroupNotRecorded(Exception):
+    """A process group could not be recorded; its command was not run."""
+
+
+class GroupSlot(abc.ABC):
+    """One command's entry in a ``GroupLedger``."""
+
+    @abc.abstractmethod
+    async def started(self, pid: int) -> None:
+        """Record the held group ``pid`` durably; ``GroupNotRecorded`` if it could not be."""
+
+    @abc.abstractmethod
+    async def reaped(self) -> None:
+        """The group is gone and reaped: drop its record (bounded, never raises)."""
+
+
+class GroupLedger(abc.ABC):
+    """Where foreground tool commands' process groups are recorded before they run.
+
+    A tool context service (``ctx.service(GroupLedger)``): the session's is
+    ``hermes.processes.ForegroundLedger``, so a daemon restarted after a crash
+    finds the groups its predecessor left and kills or lists them.
+    """
+
+    @abc.abstractmethod
+    def slot(self, call_id: str, command: str, cwd: str) -> GroupSlot:
+        """An entry for one command of tool call ``call_id`` (nothing recorded yet)."""
 
 
 def enable_subreaper() -> bool:
@@ -278,6 +334,17 @@ def _reaped_and_gone(pgid: int) -> bool:
     return not group_members(pgid)
 
 
+async def _release(process: trio.Process, slot: GroupSlot) -> None:
+    """Record the held group, then let its gate ``exec`` the command."""
+    stdin = process.stdin
+    assert stdin is not None  # started with stdin=PIPE
+    await slot.started(process.pid)
+    # A gate already gone (killed from outside) ran nothing; its exit is reported as usual.
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await stdin.send_all(GATE_LINE)
+    await stdin.aclose()
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -290,6 +357,7 @@ async def run_command(
     grace: float = 1.0,
     cancel_grace: float = 0.2,
     drain_timeout: float = 1.0,
+    slot: GroupSlot | None = None,
 ) -> CommandResult:
     """Run ``argv`` in its own process group (see the module docstring).
 
@@ -297,14 +365,17 @@ async def run_command(
     ``cancel_grace`` the shorter one when the caller is cancelled (a hard stop
     means now, and its cleanup must fit in the runtime's kill grace).
     ``on_output`` is called after every chunk read (it must not block).
-    Raises ``OSError`` when the program cannot be started.
+    ``slot``: record the group there before the command runs (held by a gate
+    until then), and drop the record once the group is reaped.
+    Raises ``OSError`` when the program cannot be started, ``GroupNotRecorded``
+    (the command never ran) when ``slot`` could not record it.
     """
     enable_subreaper()
     out = capture or OutputCapture()
     started = trio.current_time()
     process = await trio.lowlevel.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
+        gated(argv) if slot is not None else list(argv),
+        stdin=subprocess.PIPE if slot is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=str(cwd),
@@ -335,6 +406,8 @@ async def run_command(
         scope.cancel()
 
     try:
+        if slot is not None:
+            await _release(process, slot)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read)
             with trio.CancelScope(deadline=started + timeout) as waiting:
@@ -359,6 +432,11 @@ async def run_command(
     finally:
         with trio.move_on_after(1.0, shield=True):
             await stdout.aclose()
+            if process.stdin is not None:
+                await process.stdin.aclose()
+        if slot is not None and process.returncode is not None and not live_members(pgid):
+            with trio.move_on_after(1.0, shield=True):
+                await slot.reaped()  # a group left alive keeps its record
     return CommandResult(
         output=out.text(),
         exit_code=exit_status(process.returncode),

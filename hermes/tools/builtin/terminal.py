@@ -10,7 +10,10 @@ The command runs as ``bash -c COMMAND`` with stdin from ``/dev/null``, stdout
 and stderr merged, the context's scrubbed environment, in its own process
 group. When the command ends, anything it left running in the background of
 its group is killed; cancellation kills the whole group (SIGTERM, 1 s grace,
-SIGKILL) and reaps it.
+SIGKILL) and reaps it. With a ``GroupLedger`` in the context (every session
+has one) the group is recorded before the command runs, so a daemon that
+restarts after ``kill -9`` finds it (``docs/processes.md``); a command whose
+group cannot be recorded is not run.
 
 Background modes go through the session's ``ProcessService``
 (``hermes.processes.background``): ``background=true`` starts the command
@@ -33,7 +36,7 @@ import trio
 from ..approval import decide
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
-from ..process import CommandResult, OutputCapture, run_command
+from ..process import CommandResult, GroupLedger, GroupNotRecorded, OutputCapture, run_command
 
 FOREGROUND_DEFAULT_TIMEOUT = 180
 FOREGROUND_MAX_TIMEOUT = 600
@@ -179,6 +182,12 @@ class TerminalTool(Tool):
                 last_report = now
                 ctx.report("output", strip_ansi(capture.recent(1000)))
 
+        ledger = ctx.services.get(GroupLedger)
+        slot = (
+            ledger.slot(ctx.call_id, command, str(workdir))
+            if isinstance(ledger, GroupLedger)
+            else None
+        )
         try:
             result = await run_command(
                 [bash, "-c", command],
@@ -189,12 +198,15 @@ class TerminalTool(Tool):
                 capture=OutputCapture(self.output_limit),
                 on_output=on_output,
                 grace=self.grace,
+                slot=slot,
             )
         except OSError as exc:
             return ToolOutcome.error(
                 f"Could not start the command ({type(exc).__name__}: {exc}). Nothing was run.",
                 ran=False,
             )
+        except GroupNotRecorded as exc:
+            return ToolOutcome.error(f"{exc}. Nothing was run.", ran=False)
         return _format(result, timeout, decision.verdict.value)
 
 
