@@ -21,12 +21,20 @@ import httpx2
 import pytest
 import trio
 
-from hermes.daemon.pidcheck import start_time
 from hermes.gateway.client import GatewayError, connect
 from tests.hermes.daemon.daemon_proc import Daemon, daemon_env, running_daemon
 
 ROOT = os.getuid() == 0
 NOBODY = 65534
+
+
+def start_time(pid: int) -> int | None:
+    """Field 22 of ``/proc/PID/stat``, read here independently of the daemon's code."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2 :].split()[19])
 
 
 def mode(path: Path) -> int:
@@ -337,6 +345,8 @@ def test_the_built_in_fake_provider_wants_its_key(daemon: Daemon) -> None:
 
 
 def test_pidcheck_reads_this_process() -> None:
-    me = start_time(os.getpid())
-    assert isinstance(me, int) and me > 0
-    assert start_time(2**22 + 12345) is None
+    from hermes.daemon import pidcheck
+
+    me = pidcheck.start_time(os.getpid())
+    assert me == start_time(os.getpid()) and isinstance(me, int) and me > 0
+    assert pidcheck.start_time(2**22 + 12345) is None
