@@ -4,7 +4,11 @@
 |---|---|
 | ``paths.py`` | XDG config, data and runtime directories |
 | ``config.py`` | the TOML schema, validation, reload (``docs/config.md``) |
-| ``lock.py`` | one daemon per user; stale-lock takeover |
+| ``lock.py`` | one daemon per runtime and per data directory; stale-lock takeover |
+| ``trust.py`` | the runtime directory and its files must be ours and private |
+| ``pidcheck.py`` | a pid is our hermes daemon (uid, command, start time) before a signal |
+| ``startup.py`` | private directories (umask 0077) and start-up failures as one line |
+| ``exitnote.py`` | one line for a tree that fails to start or whose root gives up |
 | ``security.py`` | the connection token (0600 file) |
 | ``logs.py`` | JSON-lines rotating log with actor paths |
 | ``hub.py`` | per-session event hub with a replay ring |
