@@ -23,6 +23,9 @@ WebSocket and HTTP connections from this process:
 - ``event_fanout_per_s``: at that level, events delivered to all clients
   together per second (from the prompt to the last client's
   ``turn.completed``).
+- ``flood_rss_growth_mb``, ``flood_rss_after_pct`` and
+  ``owner_connect_ms_under_lockout``: the gateway under abuse, on a daemon
+  of their own (see ``bench/gateway_abuse.py``).
 """
 
 from __future__ import annotations
@@ -47,12 +50,18 @@ import trio
 from hermes.daemon.paths import resolve_paths
 from hermes.gateway.client import Client, Endpoint, NoDaemon, connect, find_daemon
 
+from .gateway_abuse import measure_flood, measure_lockout
 from .stats import format_table, targets_met
 
 TARGETS: dict[str, tuple[str, float]] = {
     "ws_cancel_p99_ms": ("<=", 50.0),
     "ws_clients_sustained": (">=", 1000),
+    "flood_rss_growth_mb": ("<=", 50.0),
+    "flood_rss_after_pct": ("<=", 10.0),
+    "owner_connect_ms_under_lockout": ("<=", 100.0),
 }
+MAX_UNAUTHENTICATED = 64
+"""The daemon's default ``gateway.max_unauthenticated``: the slots the lockout holds."""
 PROMPT = "please tell me a long story about " + " ".join(f"word{i}" for i in range(240))
 """The demo model echoes it back in ~40 deltas."""
 DELIVERY_DEADLINE = 10.0
@@ -64,10 +73,21 @@ class Sizes:
     cancels: int = 200
     levels: tuple[int, ...] = (250, 500, 1000, 1500, 2000)
     event_delay: float = 0.05
+    flood_seconds: float = 30.0
+    settle_seconds: float = 60.0
+    lockout_samples: int = 21
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(busy=4, cancels=6, levels=(4, 8), event_delay=0.02)
+        return cls(
+            busy=4,
+            cancels=6,
+            levels=(4, 8),
+            event_delay=0.02,
+            flood_seconds=2.0,
+            settle_seconds=1.0,
+            lockout_samples=5,
+        )
 
 
 # -- the daemon --------------------------------------------------------------------------
@@ -327,6 +347,9 @@ async def measure_all(sizes: Sizes) -> dict[str, Any]:
             levels.append(level)
             if not level["sustained"]:
                 break
+    with daemon_process(sizes.event_delay) as endpoint:  # a fresh one: RSS from its start
+        flood = await measure_flood(endpoint, sizes.flood_seconds, sizes.settle_seconds)
+        lockout = await measure_lockout(endpoint, MAX_UNAUTHENTICATED, sizes.lockout_samples)
     good = [lv for lv in levels if lv["sustained"]]
     best = good[-1] if good else None
     return {
@@ -334,11 +357,18 @@ async def measure_all(sizes: Sizes) -> dict[str, Any]:
         "http_cancel_p99_ms": cancels["http"]["p99"],
         "ws_clients_sustained": best["clients"] if best else 0,
         "event_fanout_per_s": best["events_per_s"] if best else 0.0,
+        "flood_rss_growth_mb": flood["flood_rss_growth_mb"],
+        "flood_rss_after_mb": flood["flood_rss_after_mb"],
+        "flood_rss_after_pct": flood["flood_rss_after_pct"],
+        "owner_connect_ms_under_lockout": lockout["owner_connect_ms_under_lockout"],
+        "owner_connect_ms_baseline": lockout["owner_connect_ms_baseline"],
         "details": {
             "ws_cancel_ms": cancels["ws"],
             "http_cancel_ms": cancels["http"],
             "client_gc_paused": True,
             "levels": levels,
+            "flood": flood["flood"],
+            "lockout": lockout["lockout"],
             "sizes": attrs.asdict(sizes),
         },
     }
@@ -393,6 +423,30 @@ def render(results: dict[str, Any]) -> str:
             "events delivered to all clients together per second",
             "-",
             "-",
+        ),
+        (
+            "flood_rss_growth_mb",
+            f"{results['flood_rss_growth_mb']:.1f}",
+            f"peak RSS above the start while one client floods, reading 64 KB/s "
+            f"({d['flood']['seconds']:g} s; start {d['flood']['start_rss_mb']} MB)",
+            "<= 50",
+            "yes" if met["flood_rss_growth_mb"] else "NO",
+        ),
+        (
+            "flood_rss_after_pct",
+            f"{results['flood_rss_after_pct']:.1f}",
+            f"RSS above the start {d['flood']['settle_seconds']:g} s after the flood "
+            f"({results['flood_rss_after_mb']:.1f} MB)",
+            "<= 10",
+            "yes" if met["flood_rss_after_pct"] else "NO",
+        ),
+        (
+            "owner_connect_ms_under_lockout",
+            f"{results['owner_connect_ms_under_lockout']:.1f}",
+            f"connect + first answer while {d['lockout']['idle_connections']} idle connections "
+            f"hold the handshake slots (baseline {results['owner_connect_ms_baseline']:.1f})",
+            "<= 100",
+            "yes" if met["owner_connect_ms_under_lockout"] else "NO",
         ),
     ]
     return format_table(("figure", "value", "measured", "target", "met"), rows)
