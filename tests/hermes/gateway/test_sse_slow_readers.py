@@ -29,7 +29,7 @@ BIG_PROMPT = " ".join([LONG_PROMPT] * 16)
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     # A short keepalive interval: a keepalive is due while a blocked event write is under way.
-    config = SLOW + "[gateway]\nsse_keepalive = 0.2\n"
+    config = SLOW + "[gateway]\nsse_keepalive = 0.1\n"
     with running_daemon(tmp_path_factory.mktemp("sse"), config) as d:
         yield d
 
@@ -95,9 +95,9 @@ async def test_a_slow_reader_gets_every_event_whole(daemon: Daemon) -> None:
             with sock:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(run_turns, client, session, turns)
-                    # 128 bytes at a time, with pauses: the daemon's writes block.
+                    # 256 bytes at a time, with pauses: the daemon's writes block.
                     while _completed(raw) < turns:
-                        chunk = await sock.recv(128)
+                        chunk = await sock.recv(256)
                         assert chunk, f"the stream ended early: {bytes(raw[-300:])!r}"
                         raw += chunk
                         await trio.sleep(0.005)
