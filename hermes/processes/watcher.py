@@ -2,8 +2,10 @@
 
 It starts ``<shell> -c COMMAND`` in a new session (so a new process group
 whose id is the leader's pid), stdout and stderr merged into one pipe, stdin a
-pipe of its own. Its ``OutputPump`` (two tasks the watcher owns) reads the
-output and waits for the exit; the watcher decodes the output into the
+pipe of its own. With a checkpoint, the command is held by a gate
+(``hermes.tools.process.gated``) until its start is recorded. Its
+``OutputPump`` (two tasks the watcher owns) reads the output and waits for
+the exit; the watcher decodes the output into the
 process's ``OutputBuffer``, matches ``watch_patterns`` line by line through
 its ``PatternLimiter``, serves kill and stdin requests, and tells its
 registry about pattern hits and its end.
@@ -32,6 +34,7 @@ without killing anything. The parent's new watcher is built over the
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import logging
 import math
@@ -45,9 +48,11 @@ import trio
 
 from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
 from hermes.tools.process import (
+    GATE_LINE,
     KillReport,
     enable_subreaper,
     exit_status,
+    gated,
     group_empty,
     kill_group,
     live_members,
@@ -246,8 +251,11 @@ class ProcessWatcher(WatcherBase):
             return
         spec, config, state = self.spec, self.config, self.state
         shell = _which(config.shell, spec.env.get("PATH"))
+        # Held by a gate until its start is checkpointed (no process runs unrecorded: a
+        # crash before the record closes the gate's stdin and it exits, running nothing).
+        argv = [shell, "-c", spec.command]
         self.process = process = await trio.lowlevel.open_process(
-            [shell, "-c", spec.command],
+            gated(argv, null_stdin=False) if self.checkpoint is not None else argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -260,11 +268,20 @@ class ProcessWatcher(WatcherBase):
         state.pid = state.pgid = process.pid
         # Readable until we reap it, even if it already exited: it is our child.
         state.start_time = start_time(process.pid) or 0
+        if self.checkpoint is not None:
+            await self.checkpoint.started(state)  # on failure on_stop kills the held gate
+            self.recorded = True
+            await self._release()
         if spec.close_stdin:
             await self._close_stdin()
-        if self.checkpoint is not None:
-            await self.checkpoint.started(state)  # on failure on_stop kills it
-            self.recorded = True
+
+    async def _release(self) -> None:
+        """Let the gate ``exec`` the command (it reads one line of the stdin pipe first)."""
+        stdin = self._stdin
+        assert stdin is not None
+        # A gate killed from outside ran nothing; its exit is seen as usual.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await stdin.send_all(GATE_LINE)
 
     def _start_pump(self) -> None:
         """Pump the process's output pipe (again, after a detach)."""

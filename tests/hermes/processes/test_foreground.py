@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import attrs
+import pytest
 import trio
 
 from actors import ActorSystem
@@ -65,6 +66,33 @@ class Stuck(GroupSlot):
 async def main():
     await run_command(["bash", "-c", "touch " + sys.argv[1]], cwd=Path("/"),
                       env={"PATH": os.environ["PATH"]}, timeout=60, slot=Stuck())
+
+trio.run(main)
+"""
+
+
+CRASHING_REGISTRY = """
+import os, sys, trio
+from actors import Actor, open_system
+from hermes.processes import ProcessConfig, spawn_process_registry
+from hermes.store import ListProcesses, RecordProcessStart, StoreClient
+
+class SlowStore(Actor):
+    async def receive(self, message):
+        if isinstance(message, ListProcesses):
+            return []  # nothing to recover
+        if isinstance(message, RecordProcessStart):
+            print(message.record.pid, flush=True)
+            await trio.sleep_forever()  # killed -9 here: after the spawn, before the record
+        raise AssertionError(message)
+
+async def main():
+    async with open_system("crashing") as system:
+        store = StoreClient(await system.spawn(SlowStore(), name="store"), timeout=300)
+        svc = await spawn_process_registry(system, "s-crash", lambda notice: None, store=store,
+                                           config=ProcessConfig(store_timeout=300))
+        await svc.start("touch " + sys.argv[1], cwd="/", env={"PATH": os.environ["PATH"]},
+                        timeout=300)
 
 trio.run(main)
 """
@@ -136,11 +164,13 @@ async def test_the_group_is_recorded_before_its_command_runs_and_forgotten_once_
         assert await store.list_processes() == []  # dropped once reaped
 
 
-async def test_a_crash_before_the_record_runs_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("script", [CRASHING_TOOL, CRASHING_REGISTRY], ids=["fg", "bg"])
+async def test_a_crash_before_the_record_runs_nothing(tmp_path: Path, script: str) -> None:
+    """Foreground (``run_command``) and background (a watcher's checkpoint) alike."""
     marker = tmp_path / "MARKER"
     with trio.fail_after(60):
         tool = await trio.lowlevel.open_process(
-            [sys.executable, "-c", CRASHING_TOOL, str(marker)],
+            [sys.executable, "-c", script, str(marker)],
             stdout=subprocess.PIPE,
         )
         assert tool.stdout is not None
