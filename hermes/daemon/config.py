@@ -107,7 +107,7 @@ def _origins(value: Any) -> str | None:
     if not isinstance(value, list):
         return expected
     for item in value:
-        if not isinstance(item, str) or not re.fullmatch(r"https?://[^/?#\s]+", item):
+        if not isinstance(item, str) or not re.fullmatch(r"[A-Za-z][\w+.-]*://[^/?#\s]+", item):
             return expected
     return None
 

@@ -108,9 +108,11 @@ def _name(host: str) -> str:
     """A host name or address in one spelling (``[::1]`` and ``::1`` alike, lower case)."""
     text = host.strip().lower().removeprefix("[").removesuffix("]")
     try:
-        return str(ipaddress.ip_address(text))
+        address = ipaddress.ip_address(text)
     except ValueError:
         return text
+    mapped = getattr(address, "ipv4_mapped", None)  # a v4 client on a dual-stack listener
+    return str(mapped or address)
 
 
 def _shown(host: str) -> str:
