@@ -30,6 +30,7 @@ seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -155,7 +156,8 @@ async def _write(stream: trio.SocketStream, data: bytes) -> bool:
         len(data),
         WRITE_TIMEOUT,
     )
-    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):  # already gone: nothing left to discard
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     return False
 
 
