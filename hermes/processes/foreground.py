@@ -82,7 +82,7 @@ class ForegroundSlot(GroupSlot):
         ledger = self.ledger
         started = start_time(pid)  # readable: our child, not reaped yet
         if started is None:
-            raise GroupNotRecorded(f"the process of {self.command!r} vanished before it ran")
+            raise GroupNotRecorded(f"The process of {self.command!r} vanished before it ran")
         record = ProcessRecord(
             id=self.id,
             session_id=ledger.session_id,
