@@ -60,6 +60,7 @@ from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders, Providers
 from .session_settings import compression_settings, memory_store, review_settings
 from .sessions_view import SessionsView
+from .workdir import resolve_cwd
 
 log = logging.getLogger("hermes.daemon.sessions")
 
@@ -231,10 +232,15 @@ class SessionsManager(Actor):
         config = self.settings.config
         paths = self.settings.paths
         data_dir = config.data_dir(paths)
-        work = cwd or config.get("session", "cwd") or os.getcwd()
+        if cwd is not None:
+            work = resolve_cwd(cwd)
+        elif config.get("session", "cwd"):
+            work = resolve_cwd(config.get("session", "cwd"), "config [session] cwd")
+        else:
+            work = Path(os.getcwd())
         return SessionConfig(
             model=self.providers.model,
-            cwd=Path(work).expanduser(),
+            cwd=work,
             spill_dir=data_dir / "spill",
             title=title,
             max_tokens=config.get("model", "max_tokens"),
@@ -356,9 +362,18 @@ class SessionsManager(Actor):
     # -- the mailbox -------------------------------------------------------------------
 
     async def receive(self, message: object) -> object:
+        """Every request's failure is that request's answer, never the manager's crash.
+
+        The manager's own state changes only after the step that can fail (a
+        session is recorded once it started), so an exception leaves it as it
+        was; an unexpected one is logged with its traceback and answered too.
+        """
         try:
             return await self._handle(message)
-        except (RequestError, SessionError, StoreError, ValueError) as error:
+        except (RequestError, SessionError, StoreError) as error:
+            return Failed(error)
+        except Exception as error:
+            log.error("the sessions manager failed a %s", type(message).__name__, exc_info=error)
             return Failed(error)
 
     async def _handle(self, message: object) -> object:
@@ -380,7 +395,11 @@ class SessionsManager(Actor):
                 )
             config = self._session_config(message.title, message.cwd, message.busy_mode)
             info = await self.store.create_session(model=config.model, title=message.title)
-            await self._start(info.id, config, None)
+            try:
+                await self._start(info.id, config, None)
+            except Exception as error:  # leave no session that looks alive but never ran
+                await self.store.end_session(info.id, f"failed to start: {error}"[:500])
+                raise
             return await self._view(await self.store.get_session(info.id))
         if isinstance(message, ListAll):
             infos = await self.store.list_sessions(

@@ -6,6 +6,7 @@ See ``docs/protocol.md``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
@@ -13,6 +14,7 @@ import msgpack  # type: ignore[import-untyped]
 MSGPACK = "hermes.msgpack"
 JSON = "hermes.json"
 SUBPROTOCOLS = (MSGPACK, JSON)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ProtocolError(Exception):
@@ -22,6 +24,38 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.request_id = request_id
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be carried as UTF-8 (a lone surrogate, and where), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate U+{ord(text[exc.start]):04X} at offset {exc.start}"
+    return None
+
+
+def _unencodable(value: Any, where: str) -> str | None:
+    """The first string in ``value`` (keys included) that is not valid Unicode, described."""
+    if isinstance(value, str):
+        problem = text_problem(value)
+        return f"{where} holds {problem}" if problem else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            found = _unencodable(key, f"a key of {where or 'the request'}") or _unencodable(
+                item, name if isinstance(key, str) and not text_problem(key) else where
+            )
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unencodable(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
 
 
 def notice(kind: str, session: str | None, payload: dict[str, Any]) -> dict[str, Any]:
@@ -38,10 +72,41 @@ def result_frame(request_id: Any, result: Any) -> dict[str, Any]:
 
 
 def encode(frame: dict[str, Any], binary: bool) -> str | bytes:
+    """``frame`` as one WebSocket message, always valid UTF-8.
+
+    Requests with text that is not valid Unicode are refused (``decode``); a lone
+    surrogate that reaches a frame from anywhere else (a model's output, an old row)
+    goes out as U+FFFD, the same for every reader, never as text the socket cannot
+    encode (which would drop the connection).
+    """
     if binary:
-        packed: bytes = msgpack.packb(frame, use_bin_type=True)
+        try:
+            packed: bytes = msgpack.packb(frame, use_bin_type=True)
+        except UnicodeEncodeError:
+            packed = msgpack.packb(_scrubbed(frame), use_bin_type=True)
         return packed
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if text_problem(text) is not None:
+        text = json.dumps(_scrubbed(frame), ensure_ascii=False, separators=(",", ":"))
+    return text
+
+
+def _scrubbed(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if text_problem(value) else value
+    if isinstance(value, dict):
+        return {_scrubbed(key): _scrubbed(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(item) for item in value]
+    return value
+
+
+def _plain_id(request_id: Any) -> Any:
+    """``request_id`` if it can be echoed as an id (a string or an integer), else None."""
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return request_id
 
 
 def decode(data: str | bytes, binary: bool) -> tuple[Any, str, dict[str, Any]]:
@@ -71,6 +136,18 @@ def decode(data: str | bytes, binary: bool) -> tuple[Any, str, dict[str, Any]]:
             "invalid_request",
             f"a request is an object {{id, method, params}}, got {type(frame).__name__}",
         )
+    problem = _unencodable(frame, "")
+    if problem is not None:
+        # The id itself may be the bad string: answer with id null rather than echo it.
+        request_id = frame.get("id")
+        if isinstance(request_id, str) and text_problem(request_id):
+            request_id = None
+        code = (
+            "invalid_params"
+            if problem.startswith(("params", "a key of params"))
+            else ("invalid_request")
+        )
+        raise ProtocolError(code, f"{problem}: text must be valid Unicode", _plain_id(request_id))
     request_id = frame.get("id")
     if request_id is not None and (
         isinstance(request_id, bool) or not isinstance(request_id, int | str)

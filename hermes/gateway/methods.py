@@ -42,6 +42,7 @@ from hermes.daemon.manager import (
     Running,
     Status,
 )
+from hermes.daemon.workdir import PATH_LIMIT
 from hermes.memory import MemoryStore
 from hermes.processes import (
     ProcessError,
@@ -67,7 +68,7 @@ from hermes.tools import ApprovalChoice
 
 from .heap_methods import heap_methods
 from .memory_methods import memory_methods
-from .params import Method, Params
+from .params import TITLE_LIMIT, Method, Params
 
 log = logging.getLogger("hermes.gateway.methods")
 
@@ -198,7 +199,11 @@ class Methods:
         }
 
     async def session_create(self, p: Params) -> Any:
-        create = Create(p.opt_str("title"), p.opt_str("cwd"), p.choice("busy_mode", BUSY_MODES))
+        create = Create(
+            p.opt_str("title", limit=TITLE_LIMIT),
+            p.opt_str("cwd", limit=PATH_LIMIT),
+            p.choice("busy_mode", BUSY_MODES),
+        )
         p.done()
         return codec.to_plain(await self.s.manager.call(create))
 
@@ -220,31 +225,31 @@ class Methods:
         return codec.to_plain(await self.s.manager.call(request))
 
     async def session_close(self, p: Params) -> Any:
-        request = Close(p.text("session"), p.opt_str("reason") or "closed by the user")
+        request = Close(p.text("session"), p.opt_prose("reason") or "closed by the user")
         p.done()
         return await self.s.manager.call(request)
 
     async def prompt_submit(self, p: Params) -> Any:
-        text = p.text("text")
+        text = p.prose("text")
         mode = p.choice("mode", BUSY_MODES)
         entry = await self.entry(p)
         p.done()
         return codec.to_plain(await entry.handle.prompt(text, mode=mode))
 
     async def steer(self, p: Params) -> Any:
-        text = p.text("text")
+        text = p.prose("text")
         entry = await self.entry(p)
         p.done()
         return codec.to_plain(await entry.handle.steer(text))
 
     async def redirect(self, p: Params) -> Any:
-        text = p.text("text")
+        text = p.prose("text")
         entry = await self.entry(p)
         p.done()
         return codec.to_plain(await entry.handle.redirect(text))
 
     async def interrupt(self, p: Params) -> Any:
-        reason = p.opt_str("reason") or "interrupted by the user"
+        reason = p.opt_prose("reason") or "interrupted by the user"
         entry = await self.entry(p)
         p.done()
         if not (await entry.handle.state()).busy and not await _subagents_active(entry):
@@ -252,7 +257,7 @@ class Methods:
         return codec.to_plain(await entry.handle.interrupt(reason))
 
     async def cancel(self, p: Params) -> Any:
-        reason = p.opt_str("reason") or "cancelled by the user"
+        reason = p.opt_prose("reason") or "cancelled by the user"
         entry = await self.entry(p)
         p.done()
         cancelled = await entry.handle.cancel(reason)
@@ -308,7 +313,7 @@ class Methods:
         return {"request_id": request_id, "choice": choice}
 
     async def search(self, p: Params) -> Any:
-        query = p.text("query")
+        query = p.prose("query")
         limit = p.opt_int("limit", 20, 1, 200)
         session = p.opt_str("session")
         p.done()
@@ -325,7 +330,7 @@ class Methods:
 
     async def subagent_steer(self, p: Params) -> Any:
         subagent = p.text("subagent")
-        text = p.text("text")
+        text = p.prose("text")
         entry = await self.entry(p)
         p.done()
         accepted = await entry.handle.steer_subagent(subagent, text)
@@ -333,7 +338,7 @@ class Methods:
 
     async def subagent_stop(self, p: Params) -> Any:
         subagent = p.text("subagent")
-        reason = p.opt_str("reason") or "stopped by the user"
+        reason = p.opt_prose("reason") or "stopped by the user"
         entry = await self.entry(p)
         p.done()
         result = await entry.handle.stop_subagent(subagent, reason)
@@ -370,7 +375,7 @@ class Methods:
 
     async def session_compress(self, p: Params) -> Any:
         """Compact a session's transcript now (idle) or before its next step (busy)."""
-        focus = p.opt_str("focus")
+        focus = p.opt_prose("focus")
         entry = await self.entry(p)
         p.done()
         return codec.to_plain(await entry.handle.compress(focus))
