@@ -229,7 +229,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "stored_events": Key(
             20000, _int(0), "events kept per session in the database (0 = none stored)"
         ),
-        "max_connections": Key(4096, _int(1), "concurrent connections"),
+        "max_connections": Key(4096, _int(1), "concurrent connections that presented the token"),
         "max_unauthenticated": Key(
             64,
             _int(1),
