@@ -41,7 +41,14 @@ from .manager import SessionsManager
 from .paths import Paths
 from .providers import ProvidersActor
 from .security import write_token
-from .startup import UMASK, StartupError, os_failure, prepare_data_dir, prepare_runtime_dir
+from .startup import (
+    UMASK,
+    StartupError,
+    os_failure,
+    prepare_data_dir,
+    prepare_runtime_dir,
+    tighten,
+)
 
 log = logging.getLogger("hermes.daemon")
 
@@ -106,11 +113,12 @@ def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
             lock.acquire()
         except OSError as exc:
             raise os_failure(exc, "lock", paths.lock_file, "HERMES_RUNTIME_DIR") from None
-        notes = prepare_data_dir(paths.data_dir)
+        prepare_data_dir(paths.data_dir)
         try:
             data_lock.acquire()
         except OSError as exc:
             raise os_failure(exc, "lock", data_lock.path) from None
+        notes = tighten(paths.data_dir)
         handler = _logging(config, paths)
     except (StartupError, AlreadyRunning) as exc:
         print(f"hermes daemon: {exc}", file=err)

@@ -71,11 +71,36 @@ def stop_daemon(paths: Paths, timeout: float = 30.0, force: bool = False) -> int
     if pid is None or pid < 0:
         raise NoDaemon("no hermes daemon is running")
     info = read_lock(paths.lock_file)
-    verify_daemon(pid, info.start if info is not None and info.pid == pid else None)
-    os.kill(pid, signal.SIGKILL if force else signal.SIGTERM)
+    _signal_verified(
+        pid,
+        info.start if info is not None and info.pid == pid else None,
+        signal.SIGKILL if force else signal.SIGTERM,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if holder(paths.lock_file) is None:
             return pid
         time.sleep(0.05)
     raise TimeoutError(f"the daemon (pid {pid}) did not stop within {timeout:g}s")
+
+
+def _signal_verified(pid: int, recorded_start: int | None, signum: int) -> None:
+    """Signal ``pid`` once ``verify_daemon`` accepts it.
+
+    A pidfd is opened before the checks and the signal goes through it, so a
+    process that exits and whose pid is reused between check and signal is not
+    hit (``pidfd_send_signal`` then fails with ``ProcessLookupError``).
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        raise NoDaemon(f"the hermes daemon (pid {pid}) is gone") from None
+    except (AttributeError, OSError):  # no pidfd (old kernel): check, then kill
+        verify_daemon(pid, recorded_start)
+        os.kill(pid, signum)
+        return
+    try:
+        verify_daemon(pid, recorded_start)
+        signal.pidfd_send_signal(pidfd, signum)
+    finally:
+        os.close(pidfd)

@@ -52,9 +52,9 @@ def prepare_runtime_dir(path: Path) -> None:
         raise StartupError(str(exc)) from None
 
 
-def prepare_data_dir(path: Path) -> list[str]:
-    """Create the data directory (0700), tighten what an older version left, check it takes
-    writes. Returns notes for the log (what was tightened, what could not be)."""
+def prepare_data_dir(path: Path) -> None:
+    """Create the data directory (0700), or check an existing one is ours; check it takes
+    writes (a probe file of 4 KiB, synced and removed)."""
     try:
         if not path.exists():
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -71,7 +71,6 @@ def prepare_data_dir(path: Path) -> list[str]:
             f"refusing the data directory {path}: it belongs to uid {info.st_uid}, not to you "
             f"(uid {os.getuid()}); set HERMES_DATA_DIR to a directory of yours"
         )
-    notes = _tighten(path)
     probe = path / f".write-probe-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -83,12 +82,12 @@ def prepare_data_dir(path: Path) -> list[str]:
             probe.unlink(missing_ok=True)
     except OSError as exc:
         raise os_failure(exc, "write in the data directory", path) from None
-    return notes
 
 
-def _tighten(root: Path) -> list[str]:
+def tighten(root: Path) -> list[str]:
     """Drop group and other bits from ``root`` and everything under it (not following
-    symlinks). Paths that cannot be changed are noted, not fatal."""
+    symlinks), as an older version may have left them. Returns notes for the log:
+    what was changed, and what could not be (not fatal)."""
     count = 0
     notes: list[str] = []
     for top, dirs, files in os.walk(root, followlinks=False):
