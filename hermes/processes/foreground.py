@@ -12,8 +12,8 @@ On start the daemon sweeps them (``sweep_leftovers``), as configured by
 ``ProcessConfig.leftover_commands``:
 
 - ``kill``: each group whose leader still matches its fingerprint (or whose
-  leader is gone but members remain) is killed (SIGTERM, grace, SIGKILL,
-  verified), the row marked ``killed``; a group already gone, or whose pid now
+  leader is gone but members remain) is killed (SIGTERM, at most 0.5 s,
+  SIGKILL, verified; all at once), the row marked ``killed``; a group already gone, or whose pid now
   names another process (never signalled), is marked ``lost``;
 - ``list``: live groups are left running and stay listed by
   ``hermes orphans`` (which can kill them); gone ones are marked ``lost``.
@@ -42,6 +42,11 @@ from .config import ProcessConfig
 from .procfs import Fingerprint, Liveness, kill_adopted_group, self_fingerprint, start_time
 
 log = logging.getLogger(__name__)
+
+SWEEP_GRACE = 0.5
+"""Longest SIGTERM-to-SIGKILL wait of the start-up sweep."""
+SWEEP_WAIT = 1.0
+"""Longest wait after SIGKILL in the start-up sweep."""
 
 FOREGROUND_PREFIX = "fg_"
 """Ids of foreground groups' rows (background processes' are ``proc_``)."""
@@ -180,9 +185,11 @@ async def _settle(store: StoreClient, row: ProcessRecord, config: ProcessConfig)
         return Leftover(await store.record_process_finish(row.id, "lost", timeout=timeout), "lost")
     if config.leftover_commands == "list":
         return Leftover(row, "listed")
-    grace, wait = config.kill_grace, config.kill_wait
+    # Shorter than a watcher's ladder: the sweep runs inside the sessions manager's start,
+    # which its supervisor bounds (5 s); all groups are killed at once.
+    grace, wait = min(config.kill_grace, SWEEP_GRACE), min(config.kill_wait, SWEEP_WAIT)
     report = None
-    with trio.move_on_after(grace + wait + 1.0, shield=True):  # a half-done kill is worse
+    with trio.move_on_after(grace + wait + 0.5, shield=True):  # a half-done kill is worse
         report = await kill_adopted_group(
             row.pgid, leader_fingerprint(row), grace=grace, kill_wait=wait
         )

@@ -215,12 +215,14 @@ async def test_the_sweep_kills_leftovers_and_never_signals_a_recycled_pid(
 ) -> None:
     marker = tmp_path / "MARKER"
     left = group(f"sleep 60; touch {marker}")
+    stubborn = group(f"trap '' TERM; sleep 60; touch {marker}")
     stranger = group("sleep 60")
     mine = group("sleep 60")
     try:
         me = self_fingerprint()
         rows = [
             leftover("fg_left", left.pid, started_of(left)),
+            leftover("fg_stubborn", stubborn.pid, started_of(stubborn)),
             # Its pid now names another program: the start time does not match.
             leftover("fg_recycled", stranger.pid, started_of(stranger) + 12345),
             # A group of this (live) daemon: not a leftover.
@@ -238,12 +240,15 @@ async def test_the_sweep_kills_leftovers_and_never_signals_a_recycled_pid(
             swept = await sweep_leftovers(store, FAST)
             assert {s.record.id: s.action for s in swept} == {
                 "fg_left": "killed",
+                "fg_stubborn": "killed",  # SIGTERM ignored: SIGKILL
                 "fg_recycled": "lost",
             }
-            assert not live_members(left.pid)  # (the sweep reaped it: it was our child)
+            # (The sweep reaped them: here they are this test's children.)
+            assert not live_members(left.pid) and not live_members(stubborn.pid)
             assert stranger.poll() is None and mine.poll() is None  # never signalled
             assert await statuses(store) == {
                 "fg_left": "killed",
+                "fg_stubborn": "killed",
                 "fg_recycled": "lost",
                 "fg_mine": "running",
             }
@@ -255,9 +260,9 @@ async def test_the_sweep_kills_leftovers_and_never_signals_a_recycled_pid(
             assert "was killed" in notes.texts["toolu_fg_left"]
             assert "had ended" in notes.texts["toolu_fg_recycled"]
             await notes.forget(store)
-            assert await statuses(store) == {"fg_mine": "running"}
+            assert await statuses(store) == {"fg_stubborn": "killed", "fg_mine": "running"}
     finally:
-        stop(left, stranger, mine)
+        stop(left, stubborn, stranger, mine)
     assert not marker.exists()
 
 
