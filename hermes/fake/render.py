@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from json.encoder import encode_basestring as _encode_str
+from json.encoder import encode_basestring_ascii as _encode_ascii
 from typing import Any
 
 from . import wire
@@ -114,7 +115,11 @@ _STOP = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":
 
 def _delta(index: int, kind: bytes, field: bytes, value: str) -> bytes:
     """A ``content_block_delta`` event, formatted directly (the hot path of streaming)."""
-    return _DELTA % (index, kind, field, _encode_str(value).encode())
+    try:
+        encoded = _encode_str(value).encode()
+    except UnicodeEncodeError:  # a scripted lone surrogate: its JSON escape, as wire.dumps does
+        encoded = _encode_ascii(value).encode()
+    return _DELTA % (index, kind, field, encoded)
 
 
 def block_events(reply: Reply, tool_ids: list[str]) -> list[bytes]:

@@ -65,11 +65,21 @@ REASONS: dict[int, bytes] = {
 }
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_escaping = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON, the way the API writes it."""
-    return _encoder.encode(obj).encode()
+    """Compact UTF-8 JSON, the way the API writes it.
+
+    Text that is not valid UTF-8 (a scripted lone surrogate) goes out as the
+    ``\\uXXXX`` escape a JSON writer would use, so tests can send what a
+    misbehaving upstream might.
+    """
+    text = _encoder.encode(obj)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _escaping.encode(obj).encode()
 
 
 def error_type_for(status: int) -> str:

@@ -6,15 +6,15 @@ See ``docs/protocol.md``.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
+from hermes.text import text_problem, valid_data
+
 MSGPACK = "hermes.msgpack"
 JSON = "hermes.json"
 SUBPROTOCOLS = (MSGPACK, JSON)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ProtocolError(Exception):
@@ -24,17 +24,6 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.request_id = request_id
-
-
-def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot be carried as UTF-8 (a lone surrogate, and where), or None."""
-    if text.isascii():
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"a lone surrogate U+{ord(text[exc.start]):04X} at offset {exc.start}"
-    return None
 
 
 def _unencodable(value: Any, where: str) -> str | None:
@@ -83,23 +72,17 @@ def encode(frame: dict[str, Any], binary: bool) -> str | bytes:
         try:
             packed: bytes = msgpack.packb(frame, use_bin_type=True)
         except UnicodeEncodeError:
-            packed = msgpack.packb(_scrubbed(frame), use_bin_type=True)
+            packed = msgpack.packb(valid_data(frame), use_bin_type=True)
         return packed
-    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return json_text(frame)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON that is valid UTF-8 (lone surrogates as U+FFFD)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     if text_problem(text) is not None:
-        text = json.dumps(_scrubbed(frame), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(valid_data(value), ensure_ascii=False, separators=(",", ":"))
     return text
-
-
-def _scrubbed(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if text_problem(value) else value
-    if isinstance(value, dict):
-        return {_scrubbed(key): _scrubbed(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(item) for item in value]
-    return value
 
 
 def _plain_id(request_id: Any) -> Any:

@@ -42,6 +42,7 @@ import trio
 from hermes.daemon.config import Settings
 
 from . import protocol
+from .frames import json_text
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
 from .wire_http import RequestHead, error_response, json_body, response_bytes
@@ -330,7 +331,7 @@ async def _sse(
 
 
 def _sse_frame(frame: dict[str, Any]) -> bytes:
-    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    data = json_text(frame)  # valid UTF-8 whatever the payload holds
     seq = frame.get("seq")
     head = f"id: {seq}\n" if seq is not None else ""
     return f"{head}event: {frame['type']}\ndata: {data}\n\n".encode()

@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from hermes.daemon.errors import RequestError
-
-from .frames import text_problem
+from hermes.text import text_problem
 
 NAME_LIMIT = 1024
 """Most characters a name param may have (an actor path is the longest in use)."""

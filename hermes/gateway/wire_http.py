@@ -7,12 +7,13 @@ HTTP request, and carries the token. Limits: the head is at most
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import attrs
 import trio
+
+from .frames import json_text
 
 MAX_HEAD = 16 * 1024
 HEAD_TIMEOUT = 10.0
@@ -146,7 +147,8 @@ def response_bytes(
 
 
 def json_body(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """``value`` as a JSON body, valid UTF-8 whatever it holds (see ``frames.encode``)."""
+    return json_text(value).encode()
 
 
 def error_response(status: int, code: str, message: str) -> bytes:

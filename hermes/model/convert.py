@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from hermes.text import valid_data, valid_text
+
 from .errors import FailureReason, StreamProblem
 from .types import (
     ContentBlock,
@@ -344,14 +346,14 @@ class StreamAssembler:
         if kind == "text":
             self._kinds[index] = ("text",)
             if block.get("text"):
-                self._parts[index].append(block["text"])
+                self._parts[index].append(valid_text(block["text"]))
             return []
         if kind == "tool_use":
             self._kinds[index] = ("tool_use", block["id"], block["name"])
             return [ToolUseStart(index, block["id"], block["name"])]
         if kind == "thinking":
             self._kinds[index] = ("thinking",)
-            self._parts[index].append(block.get("thinking") or "")
+            self._parts[index].append(valid_text(block.get("thinking") or ""))
             self._blocks[index] = ThinkingBlock("", block.get("signature") or "")
             return []
         if kind == "redacted_thinking":
@@ -369,7 +371,7 @@ class StreamAssembler:
                 FailureReason.STREAM_TRUNCATED, f"delta for block {index} before its start"
             )
         if kind == "text_delta":
-            text = delta["text"]
+            text = valid_text(delta["text"])
             parts.append(text)
             return [TextDelta(index, text)]
         if kind == "input_json_delta":
@@ -377,7 +379,7 @@ class StreamAssembler:
             parts.append(fragment)
             return [ToolInputDelta(index, fragment)]
         if kind == "thinking_delta":
-            thinking = delta["thinking"]
+            thinking = valid_text(delta["thinking"])
             parts.append(thinking)
             return [ThinkingDelta(index, thinking)]
         if kind == "signature_delta":
@@ -447,4 +449,5 @@ def parse_tool_input(name: str, raw: str) -> dict[str, Any]:
             FailureReason.MALFORMED_OUTPUT,
             f"tool {name!r} arguments must be a JSON object, got {type(value).__name__}",
         )
-    return value
+    clean: dict[str, Any] = valid_data(value)  # a "\\ud800" escape decodes to a lone surrogate
+    return clean

@@ -18,9 +18,11 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hermes.fake import FakeProvider, Reply, Text
 from hermes.gateway.client import Client, GatewayError, connect
 from tests.hermes.daemon.daemon_proc import LONG_PROMPT, SLOW, Daemon, running_daemon
-from tests.hermes.gateway.test_gateway import new_session, until
+from tests.hermes.gateway.fake_thread import ThreadedFake
+from tests.hermes.gateway.test_gateway import ahttp, new_session, until
 
 MAX_FRAME = 16 << 20
 """The daemon's frame limit here: big enough for the 1 MB strings the fuzz sends."""
@@ -250,3 +252,44 @@ def test_fuzzed_params_to_every_method_never_restart_a_supervisor(
             assert_nothing_restarted(live["before"], await client.call("tree.snapshot"))
 
     trio.run(check)
+
+
+# -- a lone surrogate from the model's side ------------------------------------------------
+
+SURROGATE_REPLY = "answer with broken text"
+
+
+@pytest.fixture(scope="module")
+def broken_model_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon whose (fake) model answers one prompt with a lone surrogate in its text."""
+    fake = FakeProvider()
+    fake.when(Reply.of(Text(deltas=("half ", "\ud800", " broken"))), last_user_text=SURROGATE_REPLY)
+    root = tmp_path_factory.mktemp("broken-model")
+    with ThreadedFake(fake) as served:
+        config = f'[model]\nbase_url = "{served.base_url}"\n'
+        with running_daemon(root, config, ANTHROPIC_API_KEY="test-key", NO_PROXY="*") as d:
+            yield d
+
+
+async def test_a_surrogate_from_the_model_reaches_every_reader_as_valid_text(
+    broken_model_daemon: Daemon,
+) -> None:
+    daemon = broken_model_daemon
+    with trio.fail_after(120):
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            before = incarnations(await client.call("tree.snapshot"))
+            session = await new_session(client)
+            await client.call("events.subscribe", session=session)
+            await client.call("prompt.submit", session=session, text=SURROGATE_REPLY)
+            events = await until(client, "turn.completed", session)
+            text = "".join(e["payload"]["text"] for e in events if e["type"] == "text.delta")
+            assert text == "half \ufffd broken"
+            assert events[-1]["payload"]["reason"] == "completed"  # stored, not a store error
+        async with connect(daemon.endpoint, use_msgpack=True) as again:  # type: ignore[arg-type]
+            await again.call("events.subscribe", session=session, since=0)
+            replayed = await until(again, "turn.completed", session)
+            assert any("\ufffd" in e["payload"].get("text", "") for e in replayed)
+            status, body = await ahttp(daemon, "GET", f"/sessions/{session}")
+            assert status == 200, body
+            assert body["result"]["messages"] >= 2, body
+            assert_nothing_restarted(before, await again.call("tree.snapshot"))
