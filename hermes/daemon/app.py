@@ -31,6 +31,7 @@ import attrs
 
 from actors import Actor, ActorRef, ActorSystem, LoopStallDetector, tune_gc
 from hermes.store import StoreActor
+from hermes.tools.env import record_user_umask
 from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
 
 from .config import Config, ConfigError, Settings, load_config, prepare, reload_changes
@@ -99,7 +100,7 @@ def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
     """
     out = out or sys.stdout
     err = err or sys.stderr
-    os.umask(UMASK)
+    record_user_umask(os.umask(UMASK))  # tools create with the user's own umask
     try:
         config, paths = prepare()
     except ConfigError as exc:

@@ -47,6 +47,7 @@ import attrs
 import trio
 
 from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
+from hermes.tools.env import user_umask
 from hermes.tools.process import (
     GATE_LINE,
     KillReport,
@@ -262,6 +263,7 @@ class ProcessWatcher(WatcherBase):
             cwd=spec.cwd,
             env=dict(spec.env),
             start_new_session=True,
+            umask=user_umask(),  # the user's, not the daemon's private 0077
         )
         self._stdin, self._stdout = process.stdin, process.stdout
         self._start_pump()

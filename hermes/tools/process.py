@@ -49,6 +49,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from .env import user_umask
+
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_enabled = False
 
@@ -381,6 +383,7 @@ async def run_command(
         cwd=str(cwd),
         env=dict(env),
         start_new_session=True,
+        umask=user_umask(),  # the user's, not the daemon's private 0077
     )
     pgid = process.pid
     stdout = process.stdout

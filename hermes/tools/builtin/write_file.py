@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
+from ..env import user_umask
 
 
 class WriteFileTool(Tool):
@@ -45,9 +47,15 @@ def write_text(path: Path, content: str) -> ToolOutcome:
     if path.is_dir():
         return ToolOutcome.error(f"{path} is a directory; give a file path. Nothing was written.")
     existed = path.exists()
+    mask = user_umask()
     try:
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
+        for made in missing:  # as the user's shell would have made them, not 0700
+            os.chmod(made, 0o777 & ~mask)
         with open(path, "wb") as f:
+            if not existed:
+                os.fchmod(f.fileno(), 0o666 & ~mask)
             f.write(data)
     except FileExistsError:
         return ToolOutcome.error(
