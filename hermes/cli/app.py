@@ -92,10 +92,30 @@ def run_async(fn: Callable[[], Awaitable[T]]) -> T:
 
     try:
         return trio.run(fn)
-    except GatewayError as exc:
-        fail(f"{exc.code}: {exc.message}")
-    except (trio_websocket.HandshakeError, OSError) as exc:
-        fail(f"cannot talk to the daemon: {type(exc).__name__}: {exc}")
+    except BaseExceptionGroup as group:  # the client's reader failed alongside the request
+        leaf = _first_leaf(group, (GatewayError, trio_websocket.HandshakeError, OSError))
+        if leaf is None:
+            raise
+        error = leaf
+    except (GatewayError, trio_websocket.HandshakeError, OSError) as exc:
+        error = exc
+    if isinstance(error, GatewayError):
+        fail(f"{error.code}: {error.message}")
+    fail(f"cannot talk to the daemon: {type(error).__name__}: {error}")
+
+
+def _first_leaf(
+    group: BaseExceptionGroup[BaseException], kinds: tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """The first exception of one of ``kinds`` in ``group``, nested groups included."""
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_leaf(exc, kinds)
+            if found is not None:
+                return found
+        elif isinstance(exc, kinds):
+            return exc
+    return None
 
 
 async def call_daemon(method: str, **params: Any) -> Any:
