@@ -66,7 +66,7 @@ DANGEROUS_RULES: dict[str, str] = {
     "dynamic_code": "shell code that is not literal text (eval, bash -c, a pipe of computed text)",
     "dynamic_target": "a recursive delete or device write whose target is not literal text",
     "unparseable": "a command line the safety check could not parse",
-    "too_deep": "shells nested too deeply to check",
+    "too_deep": "shells nested too deeply (or too much nested code) to check",
 }
 """Needs approval (once / session / always), unless yolo is on (and not opaque)."""
 
@@ -198,6 +198,10 @@ _MAX_DEPTH = 5
 _MAX_CHOICES = 16
 """Alternatives tried per command when its words have values (x=rm; $x)."""
 _MAX_VALUES = 8
+_MAX_INLINED = 2_000
+"""Commands of called functions read per ``classify``: past it the rest is opaque."""
+_MAX_SCANS = 200
+"""Scripts read per ``classify`` (nested code, tried values): past it the rest is opaque."""
 THREAD_THRESHOLD = 8_192
 _DEFAULT_IFS = " \t\n"
 
@@ -223,6 +227,9 @@ class _Run:
     def __init__(self) -> None:
         self.out: dict[str, None] = {}
         self.seen: set[tuple[str, int, tuple[str, ...] | None]] = set()
+        self.budget = _MAX_SCANS
+        self.calls: set[tuple[str, tuple[str, ...], int]] = set()
+        self.inlined = 0
 
     def add(self, key: str) -> None:
         self.out[key] = None
@@ -236,8 +243,17 @@ def _scan(text: str, depth: int, run: _Run, positional: tuple[str, ...] | None) 
     key = (text, depth, positional)
     if key in run.seen:
         return
+    if run.budget <= 0:  # values tried at every level could multiply without end
+        run.add("too_deep")
+        return
+    run.budget -= 1
     run.seen.add(key)
-    script = parse(text)
+    try:
+        script = parse(text)
+    except RecursionError:  # a word nested past Python's stack: not read, not trusted
+        _raw_floor(text, depth, run.out)
+        run.add("unparseable")
+        return
     if script.errors:
         _raw_floor(text, depth, run.out)
         run.add("unparseable")
@@ -345,16 +361,36 @@ class _Scope:
         return "".join("\0" if c in self.ifs else c for c in value) or "\0"
 
     def expand(self, words: Sequence[Word]) -> list[list[str]]:
-        """Word lists the command may run as: as written first, then with values."""
-        per_word = [self.options(w) for w in words]
+        """Word lists the command may run as: as written first, then with values.
+
+        Linear in the words: every varied word takes its first value, then each
+        in turn takes its others, up to ``_MAX_CHOICES`` lists.
+        """
         display = [w.text for w in words]
-        if all(len(o) == 1 for o in per_word):
+        varied: list[tuple[int, list[list[str]]]] = []
+        for i, word in enumerate(words):
+            if all(isinstance(p, str) for p in word.parts):
+                continue
+            options = self.options(word)
+            if len(options) > 1:
+                varied.append((i, options))
+        if not varied:
             return [display]
-        lists: list[list[str]] = [[]]
-        for options in per_word:
-            lists = [done + alt for done in lists for alt in options][:_MAX_CHOICES]
+        first = {i: options[1] for i, options in varied}
+        picks = [first]
+        for i, options in varied:
+            for alt in options[2:]:
+                if len(picks) >= _MAX_CHOICES:
+                    break
+                picks.append({**first, i: alt})
         out = [display]
-        for candidate in lists:
+        for pick in picks:
+            candidate: list[str] = []
+            for i, text in enumerate(display):
+                if i in pick:
+                    candidate.extend(pick[i])
+                else:
+                    candidate.append(text)
             if candidate not in out:
                 out.append(candidate)
         return out
@@ -528,6 +564,14 @@ def _check_words(
             _check_words(segment, None, scope, inlining)
     body = scope.script.functions.get(name)
     if body and name not in inlining:
+        call = (name, tuple(texts), id(scope.script))
+        if call in scope.run.calls:
+            return
+        scope.run.calls.add(call)
+        scope.run.inlined += len(body)
+        if scope.run.inlined > _MAX_INLINED:  # each call would re-read every body
+            scope.out["too_deep"] = None
+            return
         inner = scope.bound(tuple(texts))
         for called in body:
             _check_words(list(called.words), called, inner, inlining | {name})

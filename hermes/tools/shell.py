@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import attrs
 import tree_sitter_bash
@@ -149,43 +149,110 @@ def _key(node: Node) -> tuple[int, int, str]:
     return (node.start_byte, node.end_byte, node.type)
 
 
+@attrs.frozen(slots=True)
+class _Context:
+    """What a node inherits from its ancestors (handed down: ``Node.parent`` is O(depth))."""
+
+    owners: tuple[Node, ...] = ()
+    """Redirected statements whose body holds the node: their here-documents feed it."""
+    pipeline: Node | None = None
+    stage: Node | None = None
+    """The pipeline's child on the way to the node."""
+    heredoc_of: Node | None = None
+    """For a pipeline hung on a here-document (``cat <<EOF | sh``): the statement's body."""
+    background: bool = False
+    function: str | None = None
+
+
+_SCOPES = frozenset({"command_substitution", "process_substitution"})
+_SHAPING = _SCOPES | {"function_definition", "redirected_statement", "pipeline", "heredoc_redirect"}
+"""Nodes whose children inherit something other than what the node got."""
+
+
 class _Reader:
     """One pass over the tree, iterative (a hostile line can nest thousands deep)."""
 
     def __init__(self) -> None:
-        self.commands: dict[tuple[int, int, str], Command] = {}
+        self.commands: list[Command] = []
+        self.by_key: dict[tuple[int, int, str], Command] = {}
         self.redirects: list[Redirect] = []
         self.assignments: list[Assignment] = []
-        self.function_nodes: list[tuple[str, int, int]] = []
+        self.functions: dict[str, list[Command]] = {}
+        self.pipelines: dict[tuple[int, int, str], _Stages] = {}
         self.errors: list[str] = []
 
     def run(self, root: Node) -> Script:
-        stack = [root]
+        stack: list[tuple[Node, _Context]] = [(root, _Context())]
+        broken = root.has_error
         while stack:
-            node = stack.pop()
-            self.visit(node)
-            stack.extend(reversed(node.children))
-        ordered = sorted(self.commands.items(), key=lambda item: item[0][0])
-        functions: dict[str, tuple[Command, ...]] = {}
-        for name, start, end in self.function_nodes:
-            body = tuple(c for (s, e, _), c in ordered if start <= s and e <= end)
-            functions[name] = functions.get(name, ()) + body
+            node, ctx = stack.pop()
+            if broken and (node.is_error or node.is_missing):
+                self.error(node)  # and read on: what the grammar did recognise still counts
+            else:
+                self.visit(node, ctx)
+            children = node.children
+            if not children:
+                continue
+            plain = (
+                node.type not in _SHAPING
+                and not ctx.background
+                and ctx.heredoc_of is None
+                and not any(c.type == "&" for c in children)
+            )
+            for i in range(len(children) - 1, -1, -1):
+                child = children[i]
+                if child.child_count or (broken and (child.is_error or child.is_missing)):
+                    stack.append((child, ctx if plain else self.inherit(node, ctx, children, i)))
         return Script(
-            commands=tuple(c for _, c in ordered),
+            commands=tuple(self.commands),
             redirects=tuple(self.redirects),
             assignments=tuple(self.assignments),
-            functions=functions,
+            functions={name: tuple(body) for name, body in self.functions.items()},
             errors=tuple(self.errors),
         )
 
-    def visit(self, node: Node) -> None:
+    def inherit(self, node: Node, ctx: _Context, children: list[Node], i: int) -> _Context:
+        child = children[i]
         kind = node.type
-        if node.is_error or node.is_missing:
-            where = f"{node.start_point[0] + 1}:{node.start_point[1] + 1}"
-            what = f"missing {kind!r}" if node.is_missing else "unexpected text"
-            self.errors.append(f"{what} at {where}")
-        elif kind == "command":
-            self.commands[_key(node)] = self.command(node)
+        background = (i + 1 < len(children) and children[i + 1].type == "&") or (
+            ctx.background and kind in ("redirected_statement", "pipeline")
+        )
+        if kind in _SCOPES:
+            return _Context(background=background, function=ctx.function)
+        if kind == "function_definition":
+            name = node.child_by_field_name("name")
+            return _Context(function=_text(name) if name is not None else ctx.function)
+        owners, pipeline, stage, heredoc_of = ctx.owners, ctx.pipeline, ctx.stage, ctx.heredoc_of
+        if kind == "redirected_statement" and node.field_name_for_child(i) == "body":
+            owners, heredoc_of = (*owners[-7:], node), None
+        elif kind == "redirected_statement":
+            heredoc_of = node.child_by_field_name("body")
+        elif kind == "pipeline":
+            pipeline, stage = node, child
+        elif kind != "heredoc_redirect":
+            heredoc_of = None
+        if background == ctx.background and (owners, pipeline, stage, heredoc_of) == (
+            ctx.owners,
+            ctx.pipeline,
+            ctx.stage,
+            ctx.heredoc_of,
+        ):
+            return ctx
+        return _Context(owners, pipeline, stage, heredoc_of, background, ctx.function)
+
+    def error(self, node: Node) -> None:
+        where = f"{node.start_point[0] + 1}:{node.start_point[1] + 1}"
+        what = f"missing {node.type!r}" if node.is_missing else "unexpected text"
+        self.errors.append(f"{what} at {where}")
+
+    def visit(self, node: Node, ctx: _Context) -> None:
+        kind = node.type
+        if kind == "command":
+            command = self.command(node, ctx)
+            self.commands.append(command)
+            self.by_key[_key(node)] = command
+            if ctx.function is not None:
+                self.functions.setdefault(ctx.function, []).append(command)
         elif kind == "file_redirect":
             redirect = _file_redirect(node)
             if redirect is not None:
@@ -201,11 +268,10 @@ class _Reader:
                     self.assignments.append(Assignment(_text(variable), word(value)))
         elif kind == "function_definition":
             name = node.child_by_field_name("name")
-            body = node.child_by_field_name("body")
-            if name is not None and body is not None:
-                self.function_nodes.append((_text(name), body.start_byte, body.end_byte))
+            if name is not None:
+                self.functions.setdefault(_text(name), [])
 
-    def command(self, node: Node) -> Command:
+    def command(self, node: Node, ctx: _Context) -> Command:
         words: list[Word] = []
         prefix: list[Assignment] = []
         redirects: list[Redirect] = []
@@ -224,14 +290,9 @@ class _Reader:
                 redirects.append(_herestring(child))
             elif child.is_named and kind not in ("comment", "subscript"):
                 words.append(word(child))
-        parent = node.parent
-        if parent is not None and parent.type == "redirected_statement":
-            for child in parent.children_by_field_name("redirect"):
-                if child.type == "file_redirect":
-                    redirect = _file_redirect(child)
-                    if redirect is not None:
-                        redirects.append(redirect)
-        for owner in _stdin_owners(node):
+        # The grammar hangs ``cmd && bash <<EOF`` on the whole list, not on ``bash``:
+        # every command in the statement's body gets it (for the gate, more is safe).
+        for owner in ctx.owners:
             for child in owner.children_by_field_name("redirect"):
                 if child.type == "heredoc_redirect":
                     heredocs.append(_heredoc(child))
@@ -242,67 +303,49 @@ class _Reader:
             assignments=tuple(prefix),
             redirects=tuple(redirects),
             heredocs=tuple(heredocs),
-            upstream=tuple(self.upstream(node)),
-            background=_backgrounded(node),
+            upstream=self.upstream(ctx),
+            background=ctx.background,
         )
 
-    def upstream(self, node: Node) -> Iterator[Command | None]:
-        """The stages before ``node``'s in the nearest pipeline it is part of.
+    def upstream(self, ctx: _Context) -> tuple[Command | None, ...]:
+        """The stages before this one in the nearest pipeline it is part of (the last 16).
 
-        ``x | (a; sh)`` feeds ``sh`` too: the search climbs out of groups and
-        subshells, not out of a substitution or a function body.
+        ``x | (a; sh)`` feeds ``sh`` too: the pipeline is the nearest around the
+        command, not beyond a substitution or a function body. Stages further
+        back are one ``None``: unknown, as a compound command is.
         """
-        statement, pipeline = node, node.parent
-        while pipeline is not None and pipeline.type != "pipeline":
-            if pipeline.type in _SCOPES or pipeline.type == "function_definition":
-                return
-            statement, pipeline = pipeline, pipeline.parent
-        if pipeline is None:
-            return
-        owner = pipeline.parent
-        if owner is not None and owner.type == "heredoc_redirect":
+        if ctx.pipeline is None or ctx.stage is None:
+            return ()
+        stages = self.pipelines.get(_key(ctx.pipeline))
+        if stages is None:
+            stages = _Stages(ctx.pipeline, ctx.heredoc_of)
+            self.pipelines[_key(ctx.pipeline)] = stages
+        index = stages.index.get(_key(ctx.stage), 0)
+        start = max(0, index - _MAX_UPSTREAM)
+        found: list[Command | None] = [None] if start > 0 else []
+        for key in stages.keys[start:index]:
+            found.append(self.by_key.get(key) if key is not None else None)
+        return tuple(found)
+
+
+_MAX_UPSTREAM = 16
+
+
+class _Stages:
+    """A pipeline's stages: the command of each (``None`` for a compound), by position."""
+
+    def __init__(self, pipeline: Node, heredoc_of: Node | None) -> None:
+        self.keys: list[tuple[int, int, str] | None] = []
+        self.index: dict[tuple[int, int, str], int] = {}
+        if heredoc_of is not None:
             # ``cat <<EOF | sh``: the grammar hangs the rest of the pipeline on the here-doc
-            stmt = owner.parent
-            body = stmt.child_by_field_name("body") if stmt is not None else None
-            if body is not None:
-                yield self.commands.get(_key(body)) if body.type == "command" else None
+            self.keys.append(_key(heredoc_of) if heredoc_of.type == "command" else None)
         for child in pipeline.named_children:
-            if _key(child) == _key(statement):
-                return
+            self.index[_key(child)] = len(self.keys)
             if child.type == "redirected_statement":
                 body = child.child_by_field_name("body")
                 child = body if body is not None else child
-            yield self.commands.get(_key(child)) if child.type == "command" else None
-
-
-_SCOPES = frozenset({"command_substitution", "process_substitution", "program"})
-
-
-def _stdin_owners(node: Node) -> Iterator[Node]:
-    """The redirected statements whose here-documents feed ``node``.
-
-    The grammar hangs ``cmd && bash <<EOF`` on the whole list, not on ``bash``:
-    every command in the statement's body gets them (for the gate, more is safe).
-    """
-    parent = node.parent
-    while parent is not None and parent.type not in _SCOPES:
-        if parent.type == "redirected_statement":
-            body = parent.child_by_field_name("body")
-            if body is not None and body.start_byte <= node.start_byte < body.end_byte:
-                yield parent
-        parent = parent.parent
-
-
-def _backgrounded(node: Node) -> bool:
-    """Followed by ``&`` (itself, its redirected statement or its pipeline)."""
-    statement = node
-    while statement.parent is not None and statement.parent.type in (
-        "redirected_statement",
-        "pipeline",
-    ):
-        statement = statement.parent
-    sibling = statement.next_sibling
-    return sibling is not None and sibling.type == "&"
+            self.keys.append(_key(child) if child.type == "command" else None)
 
 
 def _assignment(node: Node) -> Assignment:
@@ -386,18 +429,19 @@ def word(node: Node) -> Word:
     return _concat([node], node)
 
 
-def _concat(nodes: list[Node], owner: Node) -> Word:
+def _concat(nodes: list[Node], owner: Node, *, outputs: bool = True) -> Word:
+    """``outputs``: read what substitutions print (one level only: never recursive)."""
     acc = _Parts()
     for node in nodes:
-        _collect(node, acc, quoted=False)
+        _collect(node, acc, quoted=False, outputs=outputs)
     return acc.build(_text(owner))
 
 
-def _collect(node: Node, acc: _Parts, *, quoted: bool) -> None:
+def _collect(node: Node, acc: _Parts, *, quoted: bool, outputs: bool) -> None:
     kind = node.type
     if kind == "concatenation":
         for child in node.children:
-            _collect(child, acc, quoted=quoted)
+            _collect(child, acc, quoted=quoted, outputs=outputs)
     elif kind in ("word", "number"):
         _unquoted_word(_text(node), acc)
     elif kind == "raw_string":
@@ -410,13 +454,13 @@ def _collect(node: Node, acc: _Parts, *, quoted: bool) -> None:
             if child.type == "string_content":
                 acc.add(_unescape_double(_text(child)))
             elif child.is_named:
-                _collect(child, acc, quoted=True)
+                _collect(child, acc, quoted=True, outputs=outputs)
     elif kind == "simple_expansion":
         acc.add(_simple_expansion(node, quoted))
     elif kind == "expansion":
         acc.add(_expansion(node, quoted))
     elif kind == "command_substitution":
-        acc.add(Computed(_text(node), quoted, static_output(node)))
+        acc.add(Computed(_text(node), quoted, static_output(node) if outputs else None))
     elif kind == "brace_expression":
         text = _text(node)
         acc.add(text)
@@ -551,11 +595,11 @@ def _literal_words(node: Node) -> list[str] | None:
     out: list[str] = []
     for child in node.children:
         if child.type == "command_name":
-            w = _concat(child.children, child)
+            w = _concat(child.children, child, outputs=False)
         elif child.is_named and child.type not in ("comment",):
             if child.type in ("file_redirect", "herestring_redirect", "variable_assignment"):
                 return None
-            w = word(child)
+            w = _concat([child], child, outputs=False)
         else:
             continue
         if not w.literal:

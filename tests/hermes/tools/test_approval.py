@@ -444,6 +444,24 @@ HOSTILE = [
 ]
 
 
+def _multiplying(levels: int) -> str:
+    """Each level offers 16 values to the next: read naively, 16**levels scripts."""
+    code = "true"
+    for _ in range(levels):
+        values = ";".join(f"v=x{i}" for i in range(16))
+        code = f'{values}; bash -c {shlex.quote(code)}"$v"'
+    return code
+
+
+HOSTILE += [
+    _multiplying(6),
+    "a|" * 5_000 + "sh",  # every stage's upstream, read once per pipeline
+    "$(" * 3_000 + ")" * 3_000,  # nesting handed down, not climbed back up
+    "f(){ g; };" * 2_000 + "f;" * 2_000,  # a function body read once per call shape
+    "x=1;" * 3_000 + "rm " + "$x " * 3_000,  # values tried in linear time
+]
+
+
 @pytest.mark.parametrize("command", HOSTILE, ids=range(len(HOSTILE)))
 def test_hostile_input_is_checked_in_linear_time(command: str) -> None:
     """No pattern may backtrack quadratically: a model can send a 100 KB command."""
