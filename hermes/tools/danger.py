@@ -283,6 +283,7 @@ class _Scope:
         self.out = run.out
         self.positional = positional
         self.names: set[str] = set()
+        self.written = _written_files(script)
         self._values: dict[str, tuple[str, ...]] = {}
         self._assigned = frozenset(a.name for a in script.assignments)
         ifs = self.values("IFS") if "IFS" in self._assigned else ()
@@ -293,6 +294,17 @@ class _Scope:
         scope = _Scope(self.script, self.depth, self.run, positional)
         scope.names = self.names
         return scope
+
+    def run_written(self, path: str, args: Sequence[str]) -> None:
+        """``path`` is run as a script: if the line itself wrote it, read what it wrote."""
+        contents = self.written.get(posixpath.normpath(path))
+        if contents is None:
+            return
+        for text in contents:
+            if text is None:
+                self.out["dynamic_code"] = None  # written by something the gate cannot read
+            else:
+                _scan(text, self.depth + 1, self.run, tuple(args))
 
     def known(self, word: Word) -> bool:
         """Literal, or only ``$HOME`` (set by the daemon, not by the line) besides literal text."""
@@ -394,6 +406,38 @@ class _Scope:
             if candidate not in out:
                 out.append(candidate)
         return out
+
+
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+
+
+def _written_files(script: Script) -> dict[str, list[str | None]]:
+    """Files the line writes, with what it writes when that is literal text (else ``None``).
+
+    ``echo 'rm -rf /' > x.sh; bash x.sh`` runs what it wrote: that is read like
+    ``bash -c``. A script that was already there is not followed.
+    """
+    written: dict[str, list[str | None]] = {}
+    for cmd in script.commands:
+        targets = [r.target.text for r in cmd.redirects if r.op in _WRITES and r.target.literal]
+        words = [w.text for w in cmd.words] if all(w.literal for w in cmd.words) else []
+        words = _strip_wrappers(words)
+        name = posixpath.basename(words[0]) if words else ""
+        if name == "tee":
+            targets += [t for t in _options(words[1:])[1]]
+        if not targets:
+            continue
+        text: str | None = None
+        if name in ("echo", "printf"):
+            text = printed(words)
+        elif name in ("cat", "tee") and (cmd.heredocs or any(r.op == "<<<" for r in cmd.redirects)):
+            text = "\n".join(
+                [h.body for h in cmd.heredocs]
+                + [r.target.text for r in cmd.redirects if r.op == "<<<" and r.target.literal]
+            )
+        for target in targets:
+            written.setdefault(posixpath.normpath(target), []).append(text)
+    return written
 
 
 def _home() -> str:
@@ -555,6 +599,11 @@ def _check_words(
     args = words[1:]
     _check_dynamic_target(name, args, scope)
     texts = [w.text for w in args]
+    if "/" in head.text:
+        scope.run_written(head.text, texts)  # ./x.sh
+    script = _script_operand(name, texts)
+    if script is not None:
+        scope.run_written(texts[script], texts[script + 1 :])  # bash x.sh, source x.sh
     if (name == "shopt" and "expand_aliases" in texts) or (name == "hash" and "-p" in texts):
         scope.out["dynamic_command"] = None  # words would no longer name what they say
     if _runs_code(name):
@@ -1043,6 +1092,25 @@ def _inline_code(name: str, args: Sequence[str]) -> Iterator[int]:
         if code_flag:
             yield i
         return
+
+
+def _script_operand(name: str, args: Sequence[str]) -> int | None:
+    """Where the script file is in ``bash FILE ARGS`` or ``source FILE``, if anywhere."""
+    if name in ("source", "."):
+        return 0 if args else None
+    if name not in _SHELLS or any(a.startswith("-") and "c" in a[1:] for a in args):
+        return None
+    i = 0
+    while i < len(args):
+        if args[i] in ("-o", "+o", "-O", "+O"):
+            i += 2
+        elif args[i] == "--":
+            return i + 1 if i + 1 < len(args) else None
+        elif args[i].startswith(("-", "+")) and len(args[i]) > 1:
+            i += 1
+        else:
+            return i
+    return None
 
 
 def _reads_stdin(name: str, args: Sequence[str]) -> bool:

@@ -105,7 +105,10 @@ class Assignment:
 
 @attrs.frozen(slots=True)
 class Command:
-    """One simple command: its words, prefix assignments, redirections and stdin sources."""
+    """One simple command: its words, prefix assignments, redirections and stdin sources.
+
+    ``redirects`` also holds those of the statements around it (``{ a; } > f``).
+    """
 
     words: tuple[Word, ...]
     assignments: tuple[Assignment, ...] = ()
@@ -165,6 +168,8 @@ class _Context:
 
 
 _SCOPES = frozenset({"command_substitution", "process_substitution"})
+_BLOCKS = ("subshell", "compound_statement")
+"""``time (a; b)``: a block after a command word is not a word; its commands are read."""
 _SHAPING = _SCOPES | {"function_definition", "redirected_statement", "pipeline", "heredoc_redirect"}
 """Nodes whose children inherit something other than what the node got."""
 
@@ -288,7 +293,7 @@ class _Reader:
                     redirects.append(redirect)
             elif kind == "herestring_redirect":
                 redirects.append(_herestring(child))
-            elif child.is_named and kind not in ("comment", "subscript"):
+            elif child.is_named and kind not in ("comment", "subscript", *_BLOCKS):
                 words.append(word(child))
         # The grammar hangs ``cmd && bash <<EOF`` on the whole list, not on ``bash``:
         # every command in the statement's body gets it (for the gate, more is safe).
@@ -298,6 +303,10 @@ class _Reader:
                     heredocs.append(_heredoc(child))
                 elif child.type == "herestring_redirect":
                     redirects.append(_herestring(child))
+                elif child.type == "file_redirect":
+                    redirect = _file_redirect(child)
+                    if redirect is not None:
+                        redirects.append(redirect)
         return Command(
             words=tuple(words),
             assignments=tuple(prefix),

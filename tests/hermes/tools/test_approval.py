@@ -311,6 +311,8 @@ SAFE: list[str] = [
   src",
     'read -r -a f < /proc/$$/stat; echo "$$ ${f[4]}"',
     "trap '' TERM; sleep 1",
+    "time (sleep 1)",
+    "echo ok > notes.txt; bash run.sh",
 ]
 
 
@@ -406,6 +408,9 @@ def test_what_runs_is_checked_not_its_spelling(
         "d=/; rm -rf $d",
         "x=bash; $x -c 'rm -rf /'",
         "h=/dev/sda; cat img > $h",
+        "echo 'rm -rf /' > x.sh; bash x.sh",  # a script the line itself wrote
+        "printf 'rm -rf \"$1\"' > x.sh && chmod +x x.sh && ./x.sh /",
+        "cat > x.sh <<'EOF'\nrm -rf /\nEOF\nsource x.sh",
     ],
 )
 def test_floor_commands_behind_indirection_are_refused(command: str) -> None:
@@ -424,6 +429,7 @@ def test_floor_commands_behind_indirection_are_refused(command: str) -> None:
         "source <(kubectl completion bash)",
         "echo 'rn -rf /' | tr n m | sh",
         "python3 gen.py | (cd x; bash)",
+        "python3 gen.py > x.sh; bash x.sh",
     ],
 )
 def test_what_cannot_be_read_is_opaque(command: str) -> None:
