@@ -48,6 +48,15 @@ class Actor:
         """Handle one message; for a call, the return value is the reply."""
         raise UnhandledMessage(self.ctx.path, message)
 
+    def child_stop_order(self, names: list[str]) -> list[str]:
+        """Names of the live children in the order a graceful stop stops them.
+
+        ``names`` is in start order; the default is its reverse. A supervisor
+        returns the reverse of its spec order, which a restart does not change.
+        Names left out are stopped after, in reverse start order.
+        """
+        return names[::-1]
+
     async def on_stop(self, reason: ExitReason) -> None:
         """Runs once when the actor stops, shielded and bounded by its shutdown budget.
 

@@ -191,10 +191,11 @@ def leave_tasks_behind(cell: ActorCell) -> None:
 
 
 async def stop_children(cell: ActorCell) -> None:
-    """Stop children in reverse start order; cancel them all if killed or out of time."""
+    """Stop children in ``child_stop_order`` (default: reverse start order); cancel them all
+    if killed or out of time."""
     graceful = cell._kill_reason is None
     if graceful and cell.children:
-        children = [c for c in reversed(list(cell.children.values())) if not c.unkillable]
+        children = [c for c in _stop_order(cell, cell.children) if not c.unkillable]
         with CleanupScope(cell, cleanup_deadline(cell)) as scope:
             actor = cell.actor
             if actor is not None and actor.stop_children_concurrently:
@@ -217,6 +218,25 @@ async def stop_children(cell: ActorCell) -> None:
         with CleanupScope(cell, cell._hard_deadline):
             await cell.wait_childless()
         report_unkillable_children(cell)
+
+
+def _stop_order(cell: ActorCell, children: dict[str, ActorCell]) -> list[ActorCell]:
+    """The children in the order the actor's ``child_stop_order`` names them."""
+    actor = cell.actor
+    if actor is None or type(actor).child_stop_order is Actor.child_stop_order:
+        return list(reversed(children.values()))
+    try:
+        names = actor.child_stop_order(list(children))
+    except Exception:
+        log.exception(
+            "actor %s: child_stop_order failed; stopping in reverse start order", cell.path
+        )
+        return list(reversed(children.values()))
+    ordered = [children[n] for n in dict.fromkeys(names) if n in children]
+    if len(ordered) < len(children):
+        named = set(map(id, ordered))
+        ordered += [c for c in reversed(children.values()) if id(c) not in named]
+    return ordered
 
 
 def kill_children(cell: ActorCell) -> None:
