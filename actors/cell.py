@@ -454,13 +454,19 @@ class ActorCell:
         if self.state is State.EXITED:
             return
         if self.trap_exits:
-            self.mailbox.put_system(Exit(peer.ref, reason))
+            self.mailbox.put_notice(Exit(peer.ref, reason), (peer.id,))
         elif not reason.is_normal and self.state is not State.STOPPING:
             self.kill(ExitReason.linked(peer.path, reason))
 
     def notify_down(self, mref: MonitorRef, target: ActorRef, reason: ExitReason) -> None:
         if self.state is not State.EXITED:
-            self.mailbox.put_system(Down(mref, target, reason))
+            self.mailbox.put_notice(Down(mref, target, reason), (target.id,))
+
+    def notify(self, notice: Any, after: tuple[int, ...]) -> bool:
+        """Queue a notice from a monitor built outside the runtime (``ActorRef.notify``)."""
+        if self.state is State.EXITED:
+            return False
+        return self.mailbox.put_notice(notice, after)
 
     def probe(self) -> None:
         """Queue a liveness probe unless one is already pending."""
@@ -546,7 +552,8 @@ class ActorCell:
             if not tasks:
                 self._note_emptied()
         if task.notify and not crashed and self.state in _TAKING_NOTICES:
-            self.mailbox.put_system(TaskEnded(task))
+            # What the task sent its own actor comes first: it is sent as the actor.
+            self.mailbox.put_notice(TaskEnded(task), (self.id,))
 
     async def wait_taskless(self) -> None:
         """Wait until every owned task has ended."""

@@ -5,6 +5,13 @@ is always served first and never drops: its size is bounded by construction,
 since a stop is coalesced, a probe is coalesced and each monitor or link
 delivers at most one notice. The ordinary lane holds at most ``capacity``
 envelopes; what happens beyond that is the mailbox's ``Overflow`` policy.
+
+The fast lane never reorders a pair of actors. A notice about an actor (its
+``Down`` or ``Exit``, put with ``put_notice``) that still has ordinary messages
+queued here rides behind the last of them: that envelope is wrapped in a
+``_Held`` with the notice, and taking it out moves the notice to the system
+lane, served next. So a notice never overtakes what its actor sent before it,
+and the hot path pays one type check per message.
 """
 
 from __future__ import annotations
@@ -77,6 +84,20 @@ DropHandler = Callable[[Envelope, str], None]
 """Called with an envelope the mailbox could not keep and a short reason."""
 
 
+class _Held:
+    """An ordinary envelope with the notices that must not be served before it."""
+
+    __slots__ = ("envelope", "notices")
+
+    def __init__(self, envelope: Envelope, notice: Any) -> None:
+        self.envelope = envelope
+        self.notices = [notice]
+
+    @property
+    def sender(self) -> Any:
+        return self.envelope.sender
+
+
 class Mailbox:
     """A bounded mailbox with one receiver (the actor) and any number of senders."""
 
@@ -102,7 +123,7 @@ class Mailbox:
         self.on_drop = on_drop
         # Lanes are created on first use: an empty deque costs ~760 bytes and most
         # idle actors never see a system message.
-        self._queue: deque[Envelope] | None = None
+        self._queue: deque[Envelope | _Held] | None = None
         self._system: deque[Any] | None = None
         self._receiver: trio.lowlevel.Task | None = None
         self._senders: trio.lowlevel.ParkingLot | None = None
@@ -120,8 +141,11 @@ class Mailbox:
 
     @property
     def system_depth(self) -> int:
-        """System messages waiting."""
-        return len(self._system) if self._system is not None else 0
+        """System messages waiting (counting notices held behind ordinary messages)."""
+        depth = len(self._system) if self._system is not None else 0
+        if self._queue:
+            depth += sum(len(item.notices) for item in self._queue if isinstance(item, _Held))
+        return depth
 
     def stats(self) -> MailboxStats:
         """Counters as a frozen value."""
@@ -147,6 +171,30 @@ class Mailbox:
         self.wake_receiver()
         return True
 
+    def put_notice(self, notice: Any, after: tuple[int, ...]) -> bool:
+        """Queue a notice in the system lane, but behind any ordinary message from ``after``.
+
+        ``after`` holds the ids of the actors the notice is about or comes from
+        (a dead actor, the supervisor reporting a restart). If one of them still
+        has a message queued here, the notice waits behind the last such
+        message, so per-pair order holds. False if the mailbox is closed.
+        """
+        if self.closed:
+            return False
+        queue = self._queue
+        if queue and after:
+            index = len(queue)
+            for item in reversed(queue):
+                index -= 1
+                sender = item.sender
+                if sender is not None and sender.id in after:
+                    if isinstance(item, _Held):
+                        item.notices.append(notice)
+                    else:
+                        queue[index] = _Held(item, notice)
+                    return True
+        return self.put_system(notice)
+
     def remove_first_system(self, predicate: Callable[[Any], bool]) -> bool:
         """Remove the first queued system message matching ``predicate``; whether one was.
 
@@ -154,23 +202,36 @@ class Mailbox:
         are usually flushed in about the order they were queued, so the scan stops
         near the front: a supervisor demonitoring 100 exited children with 200
         notices queued rebuilt the lane 100 times before (~3 ms of a mass cancel).
+        Notices held behind ordinary messages are searched next.
         """
         system = self._system
-        if not system:
-            return False
-        for index, message in enumerate(system):
-            if predicate(message):
-                del system[index]
-                return True
+        if system:
+            for index, message in enumerate(system):
+                if predicate(message):
+                    del system[index]
+                    return True
+        if self._queue:
+            for item in self._queue:
+                if isinstance(item, _Held):
+                    for index, notice in enumerate(item.notices):
+                        if predicate(notice):
+                            del item.notices[index]
+                            return True
         return False
 
     def remove_system(self, predicate: Callable[[Any], bool]) -> int:
-        """Remove queued system messages matching ``predicate``; returns how many."""
-        if not self._system:
-            return 0
-        kept = [m for m in self._system if not predicate(m)]
-        removed = len(self._system) - len(kept)
-        self._system = deque(kept)
+        """Remove queued system messages (held ones too) matching ``predicate``; how many."""
+        removed = 0
+        if self._system:
+            kept = [m for m in self._system if not predicate(m)]
+            removed = len(self._system) - len(kept)
+            self._system = deque(kept)
+        if self._queue:
+            for item in self._queue:
+                if isinstance(item, _Held):
+                    notices = [n for n in item.notices if not predicate(n)]
+                    removed += len(item.notices) - len(notices)
+                    item.notices = notices
         return removed
 
     def put_nowait(self, envelope: Envelope, *, block_raises: bool = True) -> bool:
@@ -189,7 +250,7 @@ class Mailbox:
         if len(queue) >= self.capacity:
             policy = self.overflow
             if policy is Overflow.DROP_OLDEST:
-                self._drop(queue.popleft(), DROPPED_OLDEST)
+                self._drop(self._unhold(queue.popleft()), DROPPED_OLDEST)
             elif policy is Overflow.DROP_NEWEST or (policy is Overflow.BLOCK and not block_raises):
                 self._drop(envelope, DROPPED_NEWEST)
                 return False
@@ -232,8 +293,20 @@ class Mailbox:
             envelope = queue.popleft()
             if self._senders is not None and self._senders:
                 self._senders.unpark()
+            if isinstance(envelope, _Held):
+                return self._unhold(envelope)
             return envelope
         return None
+
+    def _unhold(self, item: Envelope | _Held) -> Envelope:
+        """An envelope leaving the lane: the notices held behind it go to the system lane."""
+        if not isinstance(item, _Held):
+            return item
+        if item.notices:
+            if self._system is None:
+                self._system = deque()
+            self._system.extend(item.notices)
+        return item.envelope
 
     async def wait(self, deadline: float = math.inf) -> None:
         """Park the receiver until a message arrives or ``deadline`` (trio time) passes.
@@ -272,7 +345,9 @@ class Mailbox:
         recipient that no longer exists.
         """
         self.closed = True
-        leftover = list(self._queue) if self._queue else []
+        leftover = [
+            item.envelope if isinstance(item, _Held) else item for item in self._queue or ()
+        ]
         self._queue = None
         self._system = None
         if self._senders is not None:

@@ -1,8 +1,9 @@
 """Notices the runtime delivers to actors, and the system signals behind them.
 
 ``Down``, ``Exit``, ``Stale`` and ``TaskEnded`` arrive through the system lane, ahead of
-ordinary messages, and are passed to the actor's ``receive`` like any message.
-The underscored classes never reach actor code.
+ordinary messages, and are passed to the actor's ``receive`` like any message; a
+``Down``, ``Exit`` or ``TaskEnded`` never overtakes a message its actor sent before
+it (per-pair order, see ``mailbox.py``). The underscored classes never reach actor code.
 """
 
 from __future__ import annotations
