@@ -345,17 +345,15 @@ class ConnectionActor(Actor):
             return
         if got is None:
             return
-        head, prefix = got
+        head, head_bytes, rest = got
         if head.is_websocket:
-            await self._websocket(PrefixedStream(stream, prefix))
+            await self._websocket(PrefixedStream(stream, head_bytes + rest))
         else:
-            await serve_http(
-                stream, head, prefix[len(head.raw) :], self.shared.methods, self.shared.settings
-            )
+            await serve_http(stream, head, rest, self.shared.methods, self.shared.settings)
 
-    async def _handshake(self) -> tuple[RequestHead, bytes] | None:
+    async def _handshake(self) -> tuple[RequestHead, bytes, bytes] | None:
         """Read the head and check the token, then take an authenticated slot:
-        ``(head, bytes read so far)``, or None once the connection is answered."""
+        ``(head, its bytes, what followed it)``, or None once the connection is answered."""
         stream = self.stream
         timeout: float = self.shared.settings.config.values["gateway"]["handshake_timeout"]
         try:
@@ -392,7 +390,7 @@ class ConnectionActor(Actor):
                 stream, error_response(503, "overloaded", f"too many connections ({limit})")
             )
             return None
-        return head, head_bytes + rest
+        return head, head_bytes, rest
 
     async def _websocket(self, stream: PrefixedStream) -> None:
         gateway = self.shared.settings.config.values["gateway"]

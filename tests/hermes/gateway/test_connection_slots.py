@@ -82,8 +82,8 @@ async def test_a_full_handshake_pool_drops_its_oldest_and_admits_the_owner(
             try:
                 # The six oldest were dropped to make room, each told why.
                 for stream in idle[:6]:
-                    status, body = status_and_body(await read_all(stream))
-                    assert status == 503 and body["error"]["code"] == "overloaded"
+                    code, body = status_and_body(await read_all(stream))
+                    assert code == 503 and body["error"]["code"] == "overloaded"
                     assert "handshake" in body["error"]["message"]
                 status = await owner_status(daemon)
                 assert status["pid"] == daemon.proc.pid  # type: ignore[union-attr]
