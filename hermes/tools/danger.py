@@ -507,12 +507,15 @@ class _Wrapped:
     """xargs' ``-I`` string."""
     split: int | None = None
     """``env -S STRING``: the index of the string that becomes the command."""
+    whole: bool = False
+    """xargs ``-0``/``-d``: its input is not split at blanks."""
 
 
 def _wrapper_end(words: Sequence[str]) -> _Wrapped:
     """Skip assignments, reserved words and wrappers (sudo, env, timeout...) before the command."""
     i = 0
     xargs = False
+    whole = False
     replace: str | None = None
     while i < len(words):
         word = words[i]
@@ -545,6 +548,8 @@ def _wrapper_end(words: Sequence[str]) -> _Wrapped:
                     replace = option.split("=", 1)[1]
             elif name == "xargs" and option.startswith("-I") and len(option) > 2:
                 replace = option[2:]
+            if name == "xargs" and option.startswith(("-0", "--null", "-d", "--delimiter")):
+                whole = True
             i += 2 if option in takes_value else 1
         if name == "env":
             while i < len(words) and _ASSIGNMENT.match(words[i]):
@@ -554,7 +559,7 @@ def _wrapper_end(words: Sequence[str]) -> _Wrapped:
         if name == "xargs":
             xargs = True
         i += positional
-    return _Wrapped(i, xargs, replace)
+    return _Wrapped(i, xargs, replace, whole=whole)
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
@@ -587,7 +592,7 @@ def _check_words(
         return
     words = words[wrapped.start :]
     if wrapped.xargs:
-        words = _feed_xargs(words, wrapped.replace, cmd)
+        words = _feed_xargs(words, wrapped.replace, cmd, whole=wrapped.whole)
     head = words[0]
     for alternative in scope.expand(words):
         _check_strings(alternative, scope)
@@ -626,16 +631,18 @@ def _check_words(
             _check_words(list(called.words), called, inner, inlining | {name})
 
 
-def _feed_xargs(words: list[Word], replace: str | None, cmd: Command | None) -> list[Word]:
+def _feed_xargs(
+    words: list[Word], replace: str | None, cmd: Command | None, *, whole: bool
+) -> list[Word]:
     """xargs runs its command with words read from stdin: they are not literal."""
     fed = _upstream_text(cmd)
     if replace is None:
-        return [*words, Word((Computed("<stdin>", False, fed),), "<stdin>")]
+        return [*words, Word((Computed("$STDIN", whole, fed),), "$STDIN")]
     out: list[Word] = []
     for word in words:
         if replace in word.text:
             value = word.text.replace(replace, fed) if fed is not None else None
-            out.append(Word((Computed(word.text, False, value),), word.source))
+            out.append(Word((Computed(word.text, whole, value),), word.source))
         else:
             out.append(word)
     return out

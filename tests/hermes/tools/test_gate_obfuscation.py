@@ -3,9 +3,10 @@
 Each example is a real bash spelling of a floor command: the command word split
 by quotes or backslashes, read from a variable or a substitution, joined with
 ``${IFS}``, behind wrappers, env prefixes and full paths, handed to ``eval``,
-``bash -c`` or a pipe into ``sh``, with these layered on each other. None is
-ever classed safe, and none is left where yolo or a remembered approval could
-allow it: each is either refused (hardline) or opaque (a person must see it).
+``bash -c``, a pipe into ``sh``, ``xargs``, ``find -exec``, ``trap``, a function
+or a script the line writes, with these layered on each other. None is
+ever classed safe, none is left where yolo or a remembered approval could
+allow it (hardline or opaque), and each of these is in fact refused (hardline).
 A bash check confirms the generator's spellings really run the command.
 """
 
@@ -50,6 +51,12 @@ WRAPPERS = [
     "setsid",
     "doas",
     "builtin",
+]
+
+
+LAYERS = [
+    *("bash -c", "sh -c", "eval", "pipe", "base64", "subst", "here"),
+    *("script", "xargs", "find", "trap", "function"),
 ]
 
 
@@ -100,9 +107,7 @@ def obfuscated(draw: st.DrawFn) -> str:
             line = f"A=1 B=two {line}" if ";" not in line and "()" not in line else line
     # 3. handed to another shell, in any number of layers
     for _ in range(draw(st.integers(0, 2))):
-        shell = draw(
-            st.sampled_from(["bash -c", "sh -c", "eval", "pipe", "base64", "subst", "here"])
-        )
+        shell = draw(st.sampled_from(LAYERS))
         if shell in ("bash -c", "sh -c", "eval"):
             line = f"{shell} {shlex.quote(line)}"
         elif shell == "pipe":
@@ -112,8 +117,18 @@ def obfuscated(draw: st.DrawFn) -> str:
             line = f'bash -c "$(echo {encoded} | base64 -d)"'
         elif shell == "subst":
             line = f"eval \"$(printf '%s' {shlex.quote(line)})\""
-        else:
+        elif shell == "here":
             line = f"bash <<'EOF'\n{line}\nEOF"
+        elif shell == "script":
+            line = f"printf '%s\\n' {shlex.quote(line)} > /tmp/x.sh; bash /tmp/x.sh"
+        elif shell == "xargs":
+            line = f"printf '%s' {shlex.quote(line)} | xargs -0 bash -c"
+        elif shell == "find":
+            line = f"find / -maxdepth 0 -exec sh -c {shlex.quote(line)} \\;"
+        elif shell == "trap":
+            line = f"trap {shlex.quote(line)} EXIT"
+        else:
+            line = f"go() {{ {line}\n}}; go"
     # 4. a harmless neighbour
     before = draw(st.sampled_from(["", "cd /tmp && ", "ls; ", "true || "]))
     return before + line
@@ -130,6 +145,8 @@ def test_no_obfuscation_of_a_hardline_command_passes_unseen(command: str) -> Non
     findings = classify(command)
     assert findings, f"classed safe: {command!r}"
     assert any(f.hardline or f.opaque for f in findings), (command, findings)
+    # and in fact the values the line gives are followed to the floor: refused outright
+    assert findings[0].hardline, (command, findings)
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
