@@ -762,28 +762,45 @@ def _check_code_words(name: str, args: list[Word], cmd: Command | None, scope: _
                     scope.out["dynamic_code"] = None
                 for alt in scope.options(redirect.target):
                     _scan(" ".join(alt), depth, scope.run, None)
-    _check_upstream(cmd, scope, shell=name in _SHELLS or name in ("source", "."))
+    shell = name in _SHELLS or name in ("source", ".")
+    found = _check_upstream(cmd, scope, shell=shell)
+    if shell and not found and not _has_input(cmd):
+        # Code from the terminal's own stdin: empty in the foreground, but what the
+        # process tool writes to a background process. The gate never sees it.
+        scope.out["dynamic_code"] = None
 
 
-def _check_upstream(cmd: Command, scope: _Scope, *, shell: bool) -> None:
-    """What a pipeline feeds a shell or interpreter: literal text is read, the rest is not."""
+_INPUTS = frozenset({"<", "<&", "<>", "<<<"})
+
+
+def _has_input(cmd: Command) -> bool:
+    """Its stdin is a here-document, a here-string or a file named on the line."""
+    return bool(cmd.heredocs) or any(r.op in _INPUTS for r in cmd.redirects)
+
+
+def _check_upstream(cmd: Command, scope: _Scope, *, shell: bool) -> bool:
+    """What a pipeline feeds a shell or interpreter: literal text is read, the rest is not.
+
+    True when the line shows where that input comes from; False when the
+    pipeline starts with something that passes on its own stdin (or is empty).
+    """
     for producer in reversed(cmd.upstream):
         if producer is None:
             if shell:
                 scope.out["dynamic_code"] = None
-            return
+            return True
         wrapped = _wrapper_end([w.text for w in producer.words])
         words = list(producer.words[wrapped.start :]) if wrapped.start is not None else []
         if not words:
-            return
+            return True
         if not words[0].literal:
             if shell:
                 scope.out["dynamic_code"] = None
-            return
+            return True
         source = posixpath.basename(words[0].text)
         if source in _DOWNLOADERS or source in _DECODERS:
             scope.out["pipe_to_shell"] = None
-            return
+            return True
         if not shell:
             continue  # an interpreter: only downloads and decodes count
         if source in ("echo", "printf"):
@@ -793,7 +810,7 @@ def _check_upstream(cmd: Command, scope: _Scope, *, shell: bool) -> None:
                 text = printed(alt)
                 if text is not None:
                     _scan(text, scope.depth + 1, scope.run, None)
-            return
+            return True
         if source in _PASSTHROUGH:
             for heredoc in producer.heredocs:
                 _scan(heredoc.body, scope.depth + 1, scope.run, None)
@@ -801,11 +818,12 @@ def _check_upstream(cmd: Command, scope: _Scope, *, shell: bool) -> None:
                 if redirect.op == "<<<":
                     _scan(redirect.target.text, scope.depth + 1, scope.run, None)
             _, operands = _options([w.text for w in words[1:]])
-            if source == "cat" and (operands or producer.heredocs):
-                return  # a file: a script the gate does not follow, like ``bash FILE``
+            if (source == "cat" and operands) or _has_input(producer):
+                return True  # a file: a script the gate does not follow, like ``bash FILE``
             continue
         scope.out["dynamic_code"] = None  # generated or transformed text run as code
-        return
+        return True
+    return False
 
 
 def _options(args: list[str]) -> tuple[list[str], list[str]]:

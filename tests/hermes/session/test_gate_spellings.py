@@ -97,3 +97,20 @@ async def test_a_session_answer_for_one_indirect_command_does_not_cover_the_next
     assert [a.command for a in asked] == ["x=rm; $x -r one", "$(echo rm) -r two"]
     assert not (workdir / "one").exists()  # allowed by the person
     assert (workdir / "two").exists()  # asked again, and denied
+
+
+async def test_a_background_shell_fed_later_through_the_process_tool_is_not_started(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, victim: Path
+) -> None:
+    """``bash`` in background mode reads whatever ``process submit`` sends: unreadable code."""
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", {"command": "bash", "background": True}, id="toolu_sh")),
+        Reply.of("ok"),
+    )
+    with trio.fail_after(60):
+        result = await session.run("open a shell")
+    assert result.reason is TurnEnd.COMPLETED
+    transcript = await store.load(session.id)
+    text = result_text(results_by_id(transcript)["toolu_sh"])
+    assert text.startswith("Command NOT run: it needs approval (shell code that is not literal")
+    assert await trio.Path(victim / "sub" / "file.o").exists()

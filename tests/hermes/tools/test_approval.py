@@ -430,6 +430,9 @@ def test_floor_commands_behind_indirection_are_refused(command: str) -> None:
         "echo 'rn -rf /' | tr n m | sh",
         "python3 gen.py | (cd x; bash)",
         "python3 gen.py > x.sh; bash x.sh",
+        "bash",  # reads code from the terminal's stdin: a background process is fed later
+        "cat | sh -s",
+        "source /dev/stdin",
     ],
 )
 def test_what_cannot_be_read_is_opaque(command: str) -> None:
