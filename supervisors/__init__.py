@@ -3,7 +3,8 @@
 A ``Supervisor`` is an actor that starts children from ``ChildSpec``s, traps
 their exits and restarts them per their restart type and its strategy
 (one_for_one, one_for_all, rest_for_one), within a restart intensity; beyond
-it, it escalates to its own parent. ``DynamicSupervisor`` starts children from
+it, it gives up: it stops its children and exits ``shutdown`` (OTP), and its
+own parent's policy applies. ``DynamicSupervisor`` starts children from
 one template at runtime. ``run_application`` runs a tree with signal handling.
 This package knows nothing about agents.
 """
@@ -36,6 +37,7 @@ from .events import (
     ChildRestarting as ChildRestartingEvent,
 )
 from .handle import ChildHandle, ChildState
+from .intensity import GAVE_UP, gave_up
 from .spec import (
     BRUTAL,
     IGNORE,
@@ -51,6 +53,7 @@ from .supervisor import Supervisor
 
 __all__ = [
     "BRUTAL",
+    "GAVE_UP",
     "IGNORE",
     "INFINITY",
     "Admission",
@@ -86,6 +89,7 @@ __all__ = [
     "SupervisorError",
     "SupervisorFlags",
     "TooManyChildren",
+    "gave_up",
     "run",
     "run_application",
 ]

@@ -1,11 +1,14 @@
 """Runtime administration of supervisors: request messages and a typed client.
 
 Errors never crash the supervisor: its handlers return a ``Failure`` value and
-the client raises the error in the caller.
+the client raises the error in the caller. The operations (start, terminate,
+restart, delete) wait for their outcome however long it takes, as OTP's
+``infinity``, unless the caller passes a timeout.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -79,7 +82,7 @@ class CountChildren:
 
 @attrs.frozen(slots=True)
 class GetChildSpec:
-    child_id: str
+    child: str | ActorRef | ChildHandle
 
 
 @attrs.frozen(slots=True)
@@ -95,14 +98,25 @@ def unwrap(result: Any) -> Any:
 
 
 class SupervisorClient:
-    """Typed calls to a supervisor (static or dynamic) behind ``ref``."""
+    """Typed calls to a supervisor (static or dynamic) behind ``ref``.
+
+    ``timeout`` bounds every call made through this client; without it the
+    operations wait for their outcome (OTP's ``infinity``) and the queries use
+    the actor system's call timeout. A ``timeout`` passed to one operation wins.
+    """
 
     def __init__(self, ref: ActorRef, timeout: float | None = None) -> None:
         self.ref = ref
         self.timeout = timeout
 
     async def _call(self, request: Any, timeout: float | None = None) -> Any:
-        return unwrap(await self.ref.call(request, timeout=timeout or self.timeout))
+        """A query: bounded by ``timeout``, the client's, or the system's call timeout."""
+        return unwrap(await self.ref.call(request, timeout=_first(timeout, self.timeout)))
+
+    async def _operate(self, request: Any, timeout: float | None) -> Any:
+        """An operation: waits for its outcome unless a timeout is given."""
+        limit = _first(timeout, self.timeout)
+        return unwrap(await self.ref.call(request, timeout=math.inf if limit is None else limit))
 
     async def start_child(
         self,
@@ -112,19 +126,28 @@ class SupervisorClient:
         timeout: float | None = None,
     ) -> ChildHandle | None:
         """Start a child: a spec (static) or template args (dynamic). None if it returned IGNORE."""
-        handle: ChildHandle | None = await self._call(StartChild(spec, args, name), timeout)
+        handle: ChildHandle | None = await self._operate(StartChild(spec, args, name), timeout)
         return handle
 
-    async def terminate_child(self, child: str | ActorRef | ChildHandle) -> None:
-        """Stop a child per its shutdown spec; idempotent; keeps the spec unless temporary."""
-        await self._call(TerminateChild(child))
+    async def terminate_child(
+        self, child: str | ActorRef | ChildHandle, *, timeout: float | None = None
+    ) -> None:
+        """Stop a child per its shutdown spec; keeps the spec unless temporary.
 
-    async def restart_child(self, child_id: str) -> ChildHandle | None:
-        handle: ChildHandle | None = await self._call(RestartChild(child_id))
+        Idempotent: a child already gone (an exited incarnation's ref, a
+        handle, or the id of a forgotten child) is ``ok``; ``ChildNotFound``
+        only for something that never was this supervisor's child.
+        """
+        await self._operate(TerminateChild(child), timeout)
+
+    async def restart_child(
+        self, child_id: str, *, timeout: float | None = None
+    ) -> ChildHandle | None:
+        handle: ChildHandle | None = await self._operate(RestartChild(child_id), timeout)
         return handle
 
-    async def delete_child(self, child_id: str) -> None:
-        await self._call(DeleteChild(child_id))
+    async def delete_child(self, child_id: str, *, timeout: float | None = None) -> None:
+        await self._operate(DeleteChild(child_id), timeout)
 
     async def which_children(self) -> list[ChildInfo]:
         children: list[ChildInfo] = await self._call(WhichChildren())
@@ -134,11 +157,16 @@ class SupervisorClient:
         counts: ChildCounts = await self._call(CountChildren())
         return counts
 
-    async def get_childspec(self, child_id: str) -> ChildSpec:
-        spec: ChildSpec = await self._call(GetChildSpec(child_id))
+    async def get_childspec(self, child: str | ActorRef | ChildHandle) -> ChildSpec:
+        """The spec of a child, by id, ref or handle."""
+        spec: ChildSpec = await self._call(GetChildSpec(child))
         return spec
 
     async def child(self, child_id: str) -> ChildHandle:
         """The stable handle of a child (messages to it survive restarts)."""
         handle: ChildHandle = await self._call(GetChild(child_id))
         return handle
+
+
+def _first(*timeouts: float | None) -> float | None:
+    return next((t for t in timeouts if t is not None), None)

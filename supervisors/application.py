@@ -5,7 +5,8 @@
 - Second SIGINT or SIGTERM: forced; the root is cancelled at once.
 - SIGHUP: the ``on_reload`` hook runs; nothing is restarted.
 
-The exit code tells how it ended (``ExitCode``).
+The exit code tells how it ended (``ExitCode``): a root supervisor that gave
+up after too many restarts exits ``shutdown`` (OTP) but the application failed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import trio
 
 from actors import Actor, ActorRef, ActorSystem, ExitKind, ExitReason, StartFailed, open_system
 
+from .intensity import gave_up
+
 log = logging.getLogger("supervisors.application")
 
 Hook = Callable[[ActorSystem, ActorRef], Awaitable[None] | None]
@@ -30,7 +33,7 @@ class ExitCode(enum.IntEnum):
     OK = 0
     """The root stopped normally, or gracefully after a signal."""
     FAILED = 1
-    """The root failed to start or exited abnormally (for example an escalation)."""
+    """The root failed to start, exited abnormally, or gave up after too many restarts."""
     FORCED = 2
     """A second signal, or the shutdown deadline, cut the graceful shutdown short."""
 
@@ -48,6 +51,8 @@ async def _call_hook(hook: Hook | None, system: ActorSystem, root: ActorRef, wha
 
 
 def _code_for(reason: ExitReason) -> ExitCode:
+    if gave_up(reason):
+        return ExitCode.FAILED
     if reason.kind in (ExitKind.NORMAL, ExitKind.SHUTDOWN):
         return ExitCode.OK
     if reason.kind in (ExitKind.KILLED, ExitKind.UNKILLABLE):
@@ -127,6 +132,9 @@ async def _serve(
     if forced:
         return ExitCode.FORCED
     reason = root.exit_reason
+    if not stopping and gave_up(reason):
+        assert reason is not None
+        log.error("%s: the root supervisor gave up: %s", root.path, reason.describe())
     return _code_for(reason) if reason is not None else ExitCode.FORCED
 
 

@@ -48,7 +48,7 @@ class DynamicSupervisor(Supervisor):
         self,
         template: ChildSpec,
         *,
-        intensity: int = 3,
+        intensity: int = 1,
         period: float = 5.0,
         max_children: int | None = None,
         admission: Admission = Admission.REJECT,
@@ -137,6 +137,13 @@ class DynamicSupervisor(Supervisor):
 
     def _after_terminate(self, child: _Child) -> None:
         self._forget(child)
+
+    def _after_ignored(self, child: _Child) -> None:
+        # A restart that returned IGNORE: removed, its name (and slot) freed.
+        self._forget(child)
+
+    def _spec_count(self) -> int:
+        return 1  # the template (OTP's simple_one_for_one)
 
     async def _admin_restart(self, request: admin.RestartChild) -> Any:
         if request.child_id not in self._children:

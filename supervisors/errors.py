@@ -78,7 +78,11 @@ class TooManyChildren(SupervisorError):
 
 
 class RestartIntensityExceeded(SupervisorError):
-    """More than ``intensity`` restarts within ``period``: the supervisor gives up."""
+    """More than ``intensity`` restarts within ``period``: the supervisor gives up.
+
+    Raised inside the supervisor, which then exits ``shutdown``; its text is the
+    ``detail`` of the ``Escalated`` event.
+    """
 
     def __init__(
         self, path: str, intensity: int, period: float, history: list[tuple[str, ExitReason]]

@@ -48,11 +48,19 @@ class RestartFailed:
 
 @attrs.frozen(slots=True)
 class Escalated:
-    """The supervisor exceeded its restart intensity and is exiting."""
+    """The supervisor exceeded its restart intensity: it gives up and exits ``shutdown``.
+
+    ``child_id`` and ``reason`` are the failure that tripped it (the last of
+    ``history``); the exit reason does not carry them.
+    """
 
     supervisor: str
     detail: str
     history: tuple[tuple[str, ExitReason], ...]
+    child_id: str
+    reason: ExitReason
+    intensity: int
+    period: float
 
 
 @attrs.frozen(slots=True)

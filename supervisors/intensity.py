@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from collections import deque
 
-from actors import ExitReason
+from actors import ExitKind, ExitReason
+
+GAVE_UP = "reached max restart intensity"
+"""How the ``shutdown`` exit reason of a supervisor that gave up begins (OTP's words)."""
+
+
+def gave_up(reason: ExitReason | None) -> bool:
+    """True if ``reason`` is the exit of a supervisor that exceeded its restart intensity."""
+    return (
+        reason is not None
+        and reason.kind is ExitKind.SHUTDOWN
+        and reason.detail.startswith(GAVE_UP)
+    )
 
 
 class RestartWindow:

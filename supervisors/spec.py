@@ -169,17 +169,15 @@ def _check_period(_: Any, __: Any, value: Any) -> None:
 class SupervisorFlags:
     """Strategy and restart limits of one supervisor.
 
-    Defaults: ``intensity=3`` restarts in ``period=5`` seconds. OTP's default is
-    1 in 5 s, tuned for BEAM processes that restart in microseconds; the same
-    limit here would escalate on the second crash of a model stream or a tool
-    worker within five seconds, which is routine for an agent. Three in five
-    matches Akka's and triotp's practice.
+    Defaults are OTP's: ``intensity=1`` restart in ``period=5`` seconds. A
+    supervisor of children that routinely crash twice in a few seconds says so
+    with its own intensity.
     """
 
     strategy: Strategy = attrs.field(
         default=Strategy.ONE_FOR_ONE, validator=_check_enum(Strategy, "supervisor strategy")
     )
-    intensity: int = attrs.field(default=3, validator=_check_intensity)
+    intensity: int = attrs.field(default=1, validator=_check_intensity)
     period: float = attrs.field(default=5.0, validator=_check_period)
     auto_shutdown: AutoShutdown = attrs.field(
         default=AutoShutdown.NEVER,

@@ -2,16 +2,20 @@
 
 The supervisor traps exits: a child's exit arrives as an ``Exit`` message and
 the child's restart type, the strategy and the restart intensity decide what
-happens. Children start one by one in spec order and stop in reverse order,
-each per its ``shutdown``. Exceeding the intensity raises
-``RestartIntensityExceeded`` in the supervisor, which stops its children in
-reverse order and exits with that error: its own parent's policy applies next.
+happens. Children start one by one in spec order and stop in reverse spec
+order, each per its ``shutdown``; a restarted child keeps its place. A group
+restart (one_for_all, rest_for_one) is one generation: if a member fails to
+start, the members already restarted are stopped again and the whole group is
+started again. Exceeding the intensity makes the supervisor give up (OTP): it
+publishes ``Escalated`` with the failure that tripped it, stops its children
+in reverse order and exits ``shutdown``; its own parent's policy applies next.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +29,7 @@ from actors import (
     ExitKind,
     ExitReason,
     MailboxConfig,
+    NotRunning,
     Stale,
     StartFailed,
 )
@@ -54,10 +59,13 @@ from .events import (
     ChildRestarting as ChildRestartingEvent,
 )
 from .handle import ChildHandle, ChildState
-from .intensity import RestartWindow
+from .intensity import GAVE_UP, RestartWindow
 from .spec import IGNORE, AutoShutdown, ChildSpec, ChildType, Restart, Strategy, SupervisorFlags
 
 log = logging.getLogger("supervisors")
+
+GONE_IDS = 10_000
+"""Ids of forgotten children remembered, so that ``terminate_child`` of one is ``ok``."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -120,8 +128,14 @@ class Supervisor(Actor):
             self._check_significant(spec)
         self._initial = list(children)
         self._children: dict[str, _Child] = {}
+        """The children in spec order (a restart keeps a child's place)."""
         self._by_ref: dict[ActorRef, _Child] = {}
+        self._gone: OrderedDict[str, None] = OrderedDict()
+        """Ids of children forgotten lately (at most ``GONE_IDS``)."""
         self._window = RestartWindow(self.flags.intensity, self.flags.period)
+        self._pending: tuple[int, tuple[str, ...]] | None = None
+        """A group restart (generation, ids) not yet fully started (group strategies)."""
+        self._giving_up = False
 
     def _check_significant(self, spec: ChildSpec) -> None:
         if spec.significant and self.flags.auto_shutdown is AutoShutdown.NEVER:
@@ -143,8 +157,12 @@ class Supervisor(Actor):
             if not started and spec.restart is Restart.TEMPORARY:
                 self._forget(child)
 
+    def child_stop_order(self, names: list[str]) -> list[str]:
+        """Reverse spec order, whatever restarted when (OTP)."""
+        return [c.spec.id for c in reversed(self._children.values()) if c.ref is not None]
+
     async def on_stop(self, reason: ExitReason) -> None:
-        # The runtime has stopped the children (reverse order, each per its shutdown).
+        # The runtime has stopped the children (reverse spec order, each per its shutdown).
         for child in reversed(list(self._children.values())):  # the order they stopped in
             ref = self._detach(child)
             if ref is not None and ref.exit_reason is not None:
@@ -156,19 +174,36 @@ class Supervisor(Actor):
 
     async def receive(self, message: Any) -> Any:
         kind = type(message)
-        if kind is Exit:
-            await self._on_exit(message.actor, message.reason)
-        elif kind is Stale:
-            await self._on_stale(message)
-        elif kind is _Retry:
-            await self._start_group(message.ids, message.generation)
-        elif kind in _ADMIN:
-            return await getattr(self, _ADMIN[kind])(message)
-        else:
-            self.ctx.system.dead_letters.record(
-                self.ctx.path, message, "supervisor does not handle this message", None
-            )
+        if self._giving_up:
+            # Only notices queued before the stop reach here: nothing is restarted now.
+            if kind in _ADMIN:
+                return Failure(NotRunning(f"supervisor {self.ctx.path} is giving up"))
+            return None
+        try:
+            if kind is Exit:
+                await self._on_exit(message.actor, message.reason)
+            elif kind is Stale:
+                await self._on_stale(message)
+            elif kind is _Retry:
+                await self._start_group(message.ids, message.generation)
+            elif kind in _ADMIN:
+                return await getattr(self, _ADMIN[kind])(message)
+            else:
+                self.ctx.system.dead_letters.record(
+                    self.ctx.path, message, "supervisor does not handle this message", None
+                )
+        except RestartIntensityExceeded as exc:
+            self._give_up(exc)
         return None
+
+    def _give_up(self, error: RestartIntensityExceeded) -> None:
+        """Stop (children in reverse spec order, by the runtime) and exit ``shutdown``."""
+        self._giving_up = True
+        self.ctx.stop(
+            ExitReason.shutdown(
+                f"{GAVE_UP}: more than {error.intensity} restart(s) in {error.period:g}s"
+            )
+        )
 
     # -- starting --------------------------------------------------------------------
 
@@ -182,11 +217,15 @@ class Supervisor(Actor):
         )
         child = _Child(spec, handle)
         self._children[spec.id] = child
+        self._gone.pop(spec.id, None)
         return child
 
     def _forget(self, child: _Child) -> None:
         if self._children.get(child.spec.id) is child:
             del self._children[child.spec.id]
+            self._gone[child.spec.id] = None
+            if len(self._gone) > GONE_IDS:
+                self._gone.popitem(last=False)
 
     async def _start(self, child: _Child) -> bool:
         """Start one child; False if its factory returned IGNORE. Raises ``StartFailed``."""
@@ -299,23 +338,41 @@ class Supervisor(Actor):
         self.ctx.stop(ExitReason.shutdown(f"auto_shutdown: significant child {child.spec.id!r}"))
 
     def _count_restart(self, child_id: str, reason: ExitReason) -> None:
-        """Count one restart (or attempt); escalate when the intensity is exceeded."""
+        """Count one restart (or attempt); over the intensity, publish ``Escalated`` and
+        raise ``RestartIntensityExceeded`` (``receive`` then gives up)."""
         if self._window.record(trio.current_time(), child_id, reason):
             history = list(self._window.history)
-            error = RestartIntensityExceeded(
-                self.ctx.path, self.flags.intensity, self.flags.period, history
+            flags = self.flags
+            error = RestartIntensityExceeded(self.ctx.path, flags.intensity, flags.period, history)
+            event = Escalated(
+                self.ctx.path,
+                str(error),
+                tuple(history),
+                child_id,
+                reason,
+                flags.intensity,
+                flags.period,
             )
-            publish(self.ctx, Escalated(self.ctx.path, str(error), tuple(history)), logging.ERROR)
+            publish(self.ctx, event, logging.ERROR)
             raise error
 
     def _group(self, child: _Child) -> list[_Child]:
+        """The children to restart with ``child``, in spec order.
+
+        rest_for_one: ``child`` and the later ones, from the first member of a
+        group restart still in progress if that comes earlier (one generation).
+        """
         strategy = self.flags.strategy
         if strategy is Strategy.ONE_FOR_ONE:
             return [child]
         order = list(self._children.values())
         if strategy is Strategy.ONE_FOR_ALL:
             return order
-        return order[order.index(child) :]
+        start = order.index(child)
+        if self._pending is not None:
+            pending = set(self._pending[1])
+            start = min([start, *(i for i, c in enumerate(order) if c.spec.id in pending)])
+        return order[start:]
 
     async def _restart(self, child: _Child, reason: ExitReason) -> None:
         self._count_restart(child.spec.id, reason)
@@ -329,18 +386,26 @@ class Supervisor(Actor):
                 member.handle.stopped()  # temporary bystanders are never restarted
                 self._forget(member)
             else:
-                member.handle.restarting()
                 restart.append(member)
-        self._generation += 1
-        for member in restart:
-            member.generation = self._generation
-        ids = tuple(m.spec.id for m in restart)
         delay = self._backoff_delay(child)
         publish(self.ctx, ChildRestartingEvent(self.ctx.path, child.spec.id, child.attempt, delay))
-        if delay > 0:
-            self.ctx.send_after(delay, _Retry(ids, self._generation))
+        await self._schedule(restart, delay)
+
+    async def _schedule(self, members: list[_Child], delay: float, defer: bool = False) -> None:
+        """Make ``members`` one new generation, started in order now or after ``delay``
+        (always through a self-message with ``defer``)."""
+        self._generation += 1
+        generation = self._generation
+        for member in members:
+            member.handle.restarting()
+            member.generation = generation
+        ids = tuple(m.spec.id for m in members)
+        if self.flags.strategy is not Strategy.ONE_FOR_ONE:
+            self._pending = (generation, ids)
+        if delay > 0 or defer:
+            self.ctx.send_after(delay, _Retry(ids, generation))
         else:
-            await self._start_group(ids, self._generation)
+            await self._start_group(ids, generation)
 
     def _backoff_delay(self, child: _Child) -> float:
         """Delay before the next restart of ``child``; counts the attempt."""
@@ -352,12 +417,14 @@ class Supervisor(Actor):
         return delay
 
     async def _start_group(self, ids: tuple[str, ...], generation: int) -> None:
-        """Start, in order, the children of ``ids`` still waiting for this restart.
+        """Start, in order, the children of ``ids`` still waiting for this generation.
 
-        A start that fails is counted as a restart and retried later through a
-        self-message, so the supervisor stays responsive in between.
+        A start that fails is counted as a restart; the members this generation
+        already started are stopped again in reverse order and the whole group
+        is retried as a new generation through a self-message (after the failed
+        child's backoff), so the supervisor stays responsive in between.
         """
-        for index, child_id in enumerate(ids):
+        for child_id in ids:
             child = self._children.get(child_id)
             if (
                 child is None
@@ -367,7 +434,7 @@ class Supervisor(Actor):
                 continue  # deleted, terminated, or rescheduled by a newer restart
             child.restarts += 1
             try:
-                await self._start(child)
+                started = await self._start(child)
             except StartFailed as exc:
                 publish(
                     self.ctx,
@@ -375,9 +442,30 @@ class Supervisor(Actor):
                     logging.WARNING,
                 )
                 self._count_restart(child_id, exc.reason)
-                remaining = ids[index:]
-                self.ctx.send_after(self._backoff_delay(child), _Retry(remaining, generation))
+                await self._retry_generation(ids, generation, child)
                 return
+            if not started:
+                self._after_ignored(child)
+        if self._pending is not None and self._pending[0] == generation:
+            self._pending = None
+
+    async def _retry_generation(
+        self, ids: tuple[str, ...], generation: int, failed: _Child
+    ) -> None:
+        members = [
+            c
+            for c in map(self._children.get, ids)
+            if c is not None
+            and c.generation == generation
+            and c.handle.state is not ChildState.STOPPED
+        ]
+        for member in reversed(members):
+            if member.ref is not None:
+                await self._stop_child(member)  # started in this generation: stop again
+        await self._schedule(members, self._backoff_delay(failed), defer=True)
+
+    def _after_ignored(self, child: _Child) -> None:
+        """A restart's factory returned IGNORE: the child stays stopped (its spec is kept)."""
 
     # -- administration --------------------------------------------------------------
 
@@ -385,8 +473,17 @@ class Supervisor(Actor):
         if isinstance(key, ActorRef):
             return self._by_ref.get(key)
         if isinstance(key, ChildHandle):
-            key = key.id
+            child = self._children.get(key.id)
+            return child if child is not None and child.handle is key else None
         return self._children.get(key)
+
+    def _was_child(self, key: str | ActorRef | ChildHandle) -> bool:
+        """True if ``key`` names a child of this supervisor that is gone."""
+        if isinstance(key, ActorRef):
+            return not key.is_alive and key.path.rpartition("/")[0] == self.ctx.path
+        if isinstance(key, ChildHandle):
+            return key.path.rpartition("/")[0] == self.ctx.path
+        return key in self._gone
 
     async def _admin_start(self, request: admin.StartChild) -> Any:
         spec = request.spec
@@ -419,6 +516,8 @@ class Supervisor(Actor):
     async def _admin_terminate(self, request: admin.TerminateChild) -> Any:
         child = self._find(request.child)
         if child is None:
+            if self._was_child(request.child):
+                return None  # already gone: terminate_child is idempotent
             return Failure(ChildNotFound(request.child))
         await self._stop_child(child)
         child.handle.stopped()  # also ends a pending restart loop
@@ -468,15 +567,18 @@ class Supervisor(Actor):
         children = list(self._children.values())
         supervisors = sum(1 for c in children if c.spec.type is ChildType.SUPERVISOR)
         return ChildCounts(
-            specs=len(children),
+            specs=self._spec_count(),
             active=sum(1 for c in children if c.ref is not None),
             supervisors=supervisors,
             workers=len(children) - supervisors,
         )
 
+    def _spec_count(self) -> int:
+        return len(self._children)
+
     async def _admin_get_spec(self, request: admin.GetChildSpec) -> Any:
-        child = self._children.get(request.child_id)
-        return child.spec if child is not None else Failure(ChildNotFound(request.child_id))
+        child = self._find(request.child)
+        return child.spec if child is not None else Failure(ChildNotFound(request.child))
 
     async def _admin_get_child(self, request: admin.GetChild) -> Any:
         child = self._children.get(request.child_id)

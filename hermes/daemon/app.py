@@ -35,7 +35,7 @@ from hermes.tools.env import record_user_umask
 from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
 
 from .config import Config, ConfigError, Settings, load_config, prepare, reload_changes
-from .exitnote import StartWatch, describe_exit
+from .exitnote import GiveUpWatch, StartWatch, describe_exit
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
 from .manager import SessionsManager
@@ -208,6 +208,9 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
     watch = StartWatch()
     app_log = logging.getLogger("supervisors.application")
     app_log.addHandler(watch)
+    give_up = GiveUpWatch()
+    sup_log = logging.getLogger("supervisors")
+    sup_log.addHandler(give_up)
     try:
         code = run(
             lambda: build_root(settings, token),
@@ -218,11 +221,13 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
         )
     finally:
         app_log.removeHandler(watch)
+        sup_log.removeHandler(give_up)
     log.info("daemon exited with code %d", code)
     if not roots:
         print(watch.describe(paths.log_file), file=err, flush=True)
     elif code != 0:
-        line = describe_exit(roots[0].exit_reason, paths.log_file)
+        root = roots[0]
+        line = describe_exit(root.exit_reason, give_up.escalated.get(root.path), paths.log_file)
         if line is not None:
             print(line, file=err, flush=True)
     return code

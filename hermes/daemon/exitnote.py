@@ -3,8 +3,10 @@
 Two ways the tree ends without a signal: it fails to start (a child's start
 hook raised: the database cannot be opened, the port is taken), or the root
 supervisor gives up after too many restarts. ``StartWatch`` catches the first
-from the application's log record; ``describe_exit`` reads the second from the
-root's exit reason.
+from the application's log record. A supervisor that gives up exits
+``shutdown`` (OTP) and names the failure that tripped it only in its
+``Escalated`` event and log record: ``GiveUpWatch`` keeps that record, and
+``describe_exit`` reads it for the root.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 from pathlib import Path
 
 from actors import ExitReason, StartFailed
-from supervisors import ChildStartFailed, RestartIntensityExceeded
+from supervisors import ChildStartFailed, Escalated, gave_up
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -67,17 +69,37 @@ class StartWatch(logging.Handler):
         )
 
 
-def describe_exit(reason: ExitReason | None, log_file: Path) -> str | None:
-    """The line for a root that gave up (restart limit) or crashed; None for a clean stop."""
-    if reason is None or not reason.is_abnormal:
-        return None
-    error = reason.error
-    if isinstance(error, RestartIntensityExceeded) and error.history:
-        child, last = error.history[-1]
-        times = sum(1 for cid, _ in error.history if cid == child)
+class GiveUpWatch(logging.Handler):
+    """Attached to ``supervisors`` while the tree runs: keeps each supervisor's last
+    ``Escalated`` (the failure that made it give up), by supervisor path."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.escalated: dict[str, Escalated] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for arg in record.args if isinstance(record.args, tuple) else ():
+            if isinstance(arg, Escalated):
+                self.escalated[arg.supervisor] = arg
+
+
+def describe_exit(
+    reason: ExitReason | None, escalated: Escalated | None, log_file: Path
+) -> str | None:
+    """The line for a root that gave up (restart limit) or crashed; None for a clean stop.
+
+    ``escalated`` is the root's own ``Escalated`` event, if it gave up.
+    """
+    if gave_up(reason):
+        if escalated is None:
+            return f"hermes daemon: stopped: the root supervisor gave up; see {log_file}"
+        child = escalated.child_id
+        times = sum(1 for cid, _ in escalated.history if cid == child)
         return (
             f"hermes daemon: stopped: the {child} child failed {times} time(s) within "
-            f"{error.period:g}s (last: {_why(last)}) and the root supervisor gave up after "
-            f"{error.intensity} restarts; see {log_file}"
+            f"{escalated.period:g}s (last: {_why(escalated.reason)}) and the root supervisor "
+            f"gave up after {escalated.intensity} restarts; see {log_file}"
         )
+    if reason is None or not reason.is_abnormal:
+        return None
     return f"hermes daemon: stopped: {_why(reason)}; see {log_file}"

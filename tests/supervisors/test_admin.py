@@ -120,8 +120,7 @@ async def test_terminate_child_forgets_a_temporary_child(
         with pytest.raises(ChildNotFound) as info:
             await client.get_childspec("t")
         assert info.value.child_id == "t"
-        with pytest.raises(ChildNotFound):
-            await client.terminate_child("t")
+        await client.terminate_child("t")  # already gone: ok (idempotent by id)
 
 
 async def test_terminate_child_by_ref_and_unknown_child(

@@ -182,7 +182,11 @@ async def test_root_escalation_exits_with_failure(tmp_path: Path) -> None:
         assert await app.exit_code() == ExitCode.FAILED
         # Started, crashed, restarted once, crashed again: intensity 1 exceeded.
         assert app.lines().count("start crasher") == 2
-        assert "RestartIntensityExceeded" in app.stderr()
+        # It gave up (exit shutdown, OTP) and the log names the failure that tripped it.
+        assert "the root supervisor gave up: shutdown (reached max restart intensity" in (
+            app.stderr()
+        )
+        assert "Escalated(" in app.stderr() and "crashes on purpose" in app.stderr()
 
 
 async def test_root_that_fails_to_start_exits_with_failure(tmp_path: Path) -> None:

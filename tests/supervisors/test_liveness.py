@@ -10,8 +10,8 @@ from actors import ActorSystem, ExitKind, LivenessSpec, UnkillableReported
 from supervisors import (
     ChildExited,
     ChildStarted,
+    Escalated,
     Restart,
-    RestartIntensityExceeded,
     StaleDetected,
 )
 
@@ -86,13 +86,14 @@ async def test_stale_exit_follows_the_restart_type(
 async def test_stale_exits_count_toward_restart_intensity(
     system: ActorSystem, autojump_clock: MockClock
 ) -> None:
-    with trio.fail_after(100):
+    with trio.fail_after(100), system.events.subscribe(1000) as sub:
         sup, client = await start_sup(system, [spec("w", liveness=LIVENESS)], intensity=0)
         ref = await ref_of(client, "w")
         await ref.cast(("sleep", 1000))
         reason = await sup.wait_exited()
-    assert isinstance(reason.error, RestartIntensityExceeded)
-    [(child_id, stale)] = reason.error.history
+        (escalated,) = [e for e in sub.drain() if isinstance(e, Escalated)]
+    assert reason.kind is ExitKind.SHUTDOWN
+    [(child_id, stale)] = escalated.history
     assert child_id == "w"
     assert stale.kind is ExitKind.STALE
     assert stale.heartbeat_age == pytest.approx(3.5, abs=0.6)

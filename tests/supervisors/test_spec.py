@@ -56,7 +56,7 @@ def test_child_spec_defaults() -> None:
 def test_supervisor_flag_defaults() -> None:
     flags = SupervisorFlags()
     assert flags.strategy is Strategy.ONE_FOR_ONE
-    assert (flags.intensity, flags.period) == (3, 5.0)
+    assert (flags.intensity, flags.period) == (1, 5.0)  # OTP's defaults
     assert flags.auto_shutdown is AutoShutdown.NEVER
     assert flags.backoff is None
 
