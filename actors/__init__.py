@@ -54,6 +54,7 @@ from .stall import LoopStallDetector, StallReport
 from .system import ActorSystem, open_system
 from .tasks import OwnedTask
 from .timers import Timer
+from .watchable import Watchable
 
 __all__ = [
     "Actor",
@@ -94,6 +95,7 @@ __all__ = [
     "UnhandledMessage",
     "UnkillableFinished",
     "UnkillableReported",
+    "Watchable",
     "current_path",
     "is_count",
     "is_number",

@@ -14,13 +14,14 @@ from .errors import MailboxFull
 from .exits import ExitReason
 from .liveness import LivenessSpec
 from .messages import MonitorRef, Stale
+from .ref import ActorRef
 from .timers import Timer
+from .watchable import Watchable
 
 if TYPE_CHECKING:
     from .actor import Actor
     from .cell import ActorCell
     from .mailbox import MailboxConfig
-    from .ref import ActorRef
     from .system import ActorSystem
     from .tasks import OwnedTask, TaskFunction
 
@@ -175,21 +176,40 @@ class ActorContext:
 
     # -- monitors and links --------------------------------------------------------
 
-    def monitor(self, target: ActorRef) -> MonitorRef:
-        """Get exactly one ``Down`` when ``target`` exits (at once, ``noproc``, if it is dead)."""
+    def monitor(self, target: ActorRef | Watchable) -> MonitorRef:
+        """Get exactly one ``Down`` when ``target`` exits (at once, ``noproc``, if it is dead).
+
+        ``target`` may also be a ``Watchable`` that is not an actor (a supervisor's
+        ``ChildHandle``): it then sends its own notices, each carrying the monitor.
+        """
         mref = MonitorRef(next(_monitor_ids), target)
-        if not target._cell.add_monitor(mref, self._cell):
-            self._cell.notify_down(
-                mref, target, ExitReason.noproc(f"{target.path} was already dead")
+        if isinstance(target, ActorRef):
+            if not target._cell.add_monitor(mref, self._cell):
+                self._cell.notify_down(
+                    mref, target, ExitReason.noproc(f"{target.path} was already dead")
+                )
+        elif isinstance(target, Watchable):
+            target.add_monitor(mref, self._cell.ref)
+        else:
+            raise TypeError(
+                f"monitor target must be an ActorRef or a Watchable (such as a ChildHandle), "
+                f"got {target!r}"
             )
         return mref
 
     def demonitor(self, mref: MonitorRef, flush: bool = True) -> None:
-        """Remove a monitor; with ``flush``, also drop its ``Down`` if already queued."""
-        mref.target._cell.remove_monitor(mref)
-        if flush:
-            # A monitor delivers at most one Down: stop at the first match.
-            self._cell.mailbox.remove_first_system(lambda m: getattr(m, "monitor", None) is mref)
+        """Remove a monitor; with ``flush``, also drop its notices if already queued."""
+        target = mref.target
+        mailbox = self._cell.mailbox
+        if isinstance(target, ActorRef):
+            target._cell.remove_monitor(mref)
+            if flush:
+                # A monitor delivers at most one Down: stop at the first match.
+                mailbox.remove_first_system(lambda m: getattr(m, "monitor", None) is mref)
+            return
+        target.remove_monitor(mref)
+        if flush:  # a Watchable may have queued several
+            mailbox.remove_system(lambda m: getattr(m, "monitor", None) is mref)
 
     def link(self, target: ActorRef) -> None:
         """Link both ways: an abnormal exit of either stops the other (or is trapped)."""

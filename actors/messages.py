@@ -17,6 +17,7 @@ from .exits import ExitReason
 if TYPE_CHECKING:
     from .ref import ActorRef
     from .tasks import OwnedTask
+    from .watchable import Watchable
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -24,7 +25,7 @@ class MonitorRef:
     """Identifies one monitor; pass it to ``demonitor``."""
 
     id: int
-    target: ActorRef
+    target: ActorRef | Watchable
 
 
 @attrs.frozen(slots=True)

@@ -125,6 +125,21 @@ class ActorRef:
             reason = ExitReason.cancelled(by=current.path if current is not None else None)
         return await self._cell.kill_and_wait(reason)
 
+    def notify(self, notice: Any, after: Iterable[ActorRef] = ()) -> bool:
+        """Deliver a monitor's notice, for targets that are not actors (``Watchable``).
+
+        It goes through the system lane: never dropped by the overflow policy and
+        served ahead of ordinary messages, but never ahead of one that the calling
+        actor, or an actor in ``after``, sent before it (per-pair order). Each
+        notice must answer a monitor the actor asked for, at most one per event it
+        reports, so the lane stays bounded. False if the actor has exited.
+        """
+        current = _current_cell()
+        ids = tuple(ref.id for ref in after)
+        if current is not None:
+            ids += (current.id,)
+        return self._cell.notify(notice, ids)
+
     async def wait_exited(self) -> ExitReason:
         """Wait until the actor exits and return why."""
         return await self._cell.wait_exited()

@@ -2,7 +2,9 @@
 
 Messages sent while the child restarts are stashed (up to the spec's
 ``stash_capacity``) and delivered in order to the new instance; beyond the cap,
-and when the child will not come back, they become counted dead letters.
+and when the child will not come back, they become counted dead letters. An
+actor can monitor the slot (``ctx.monitor(handle)``, see ``slots.py``) to be told
+of each restart and of the slot's end.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from actors import (
     DeadLetters,
     ExitReason,
     MailboxFull,
+    MonitorRef,
     is_number,
 )
+
+from .slots import SlotRemoved, SlotWatchers
 
 
 class ChildState(enum.Enum):
@@ -52,6 +57,7 @@ class ChildHandle:
         self._stash: deque[Any] = deque()
         self._changed = trio.Event()
         self._dead = dead
+        self._watchers: SlotWatchers | None = None
 
     @property
     def ref(self) -> ActorRef | None:
@@ -65,8 +71,11 @@ class ChildHandle:
     # -- used by the supervisor ----------------------------------------------------
 
     def bind(self, ref: ActorRef) -> None:
-        """A new incarnation is up: deliver the stash in order, then route to it."""
-        self._ref = ref
+        """A new incarnation is up: deliver the stash in order, then route to it.
+
+        If it replaces one that exited, the slot's monitors get ``SlotRestarted``.
+        """
+        old, self._ref = self._ref, ref
         self.state = ChildState.RUNNING
         while self._stash:
             message = self._stash.popleft()
@@ -75,6 +84,10 @@ class ChildHandle:
             except MailboxFull:
                 self._dead.record(ref.path, message, "stash replay refused (mailbox full)", None)
         self._signal_change()
+        if self._watchers and old is not None and old != ref:
+            # Replaced while still running only if it was reported unkillable.
+            reason = old.exit_reason or ExitReason.unkillable(f"{old.path} did not exit")
+            self._watchers.restarted(self, old, reason)
 
     def restarting(self) -> None:
         """The child is down and will be restarted: stash from now on."""
@@ -82,16 +95,45 @@ class ChildHandle:
         self._signal_change()
 
     def stopped(self) -> None:
-        """The child will not come back (for now): the stash becomes dead letters."""
+        """The child will not come back (for now): the stash becomes dead letters.
+
+        The slot's monitors get ``SlotRemoved`` and end.
+        """
         self.state = ChildState.STOPPED
-        self._ref = None
+        last, self._ref = self._ref, None
         while self._stash:
             self._dead.record(self.path, self._stash.popleft(), "child stopped while stashed", None)
         self._signal_change()
+        watchers, self._watchers = self._watchers, None
+        if watchers:
+            reason = last.exit_reason if last is not None else None
+            watchers.removed(self, reason or ExitReason.noproc(f"{self.path} is not running"), last)
 
     def _signal_change(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
+
+    # -- slot monitors (Watchable: ``ctx.monitor(handle)``) ---------------------------
+
+    def add_monitor(self, mref: MonitorRef, watcher: ActorRef) -> None:
+        """Tell ``watcher`` of each restart and of the slot's end (at once if it is down)."""
+        if self.state is ChildState.STOPPED:
+            reason = ExitReason.noproc(f"{self.path} is not running")
+            watcher.notify(SlotRemoved(mref, self, reason))
+            return
+        if self._watchers is None:
+            self._watchers = SlotWatchers()
+        self._watchers.add(mref, watcher)
+
+    def remove_monitor(self, mref: MonitorRef) -> None:
+        """End a slot monitor (a no-op once it has ended)."""
+        if self._watchers is not None:
+            self._watchers.remove(mref)
+
+    @property
+    def monitors(self) -> int:
+        """Slot monitors in place (watchers that exited may linger until the next sweep)."""
+        return len(self._watchers) if self._watchers is not None else 0
 
     # -- used by clients -----------------------------------------------------------
 

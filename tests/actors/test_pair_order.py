@@ -137,6 +137,7 @@ async def test_down_comes_after_every_message_the_dead_actor_sent(
     await watcher.call(("monitor", sender))
     release = trio.Event()
     await watcher.cast(("hold", release))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 5, how)
     release.set()
     seen = await watcher.call("seen")
@@ -155,6 +156,7 @@ async def test_a_trapped_exit_comes_after_every_message_the_linked_actor_sent(
     await watcher.call(("link", sender))
     release = trio.Event()
     await watcher.cast(("hold", release))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 5, how)
     release.set()
     seen = await watcher.call("seen")
@@ -169,6 +171,7 @@ async def test_a_parent_sees_its_childs_messages_before_its_exit(
     child = await parent.call(("spawn-sender", "child"))
     release = trio.Event()
     await parent.cast(("hold", release))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(child, parent, 4, "crash")
     release.set()
     seen = await parent.call("seen")
@@ -183,6 +186,7 @@ async def test_monitoring_an_actor_already_dead_gives_noproc_after_its_messages(
     sender = await system.spawn(Sender())
     release = trio.Event()
     await watcher.cast(("hold-then-monitor", release, sender))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 3, "crash")
     release.set()
     seen = await watcher.call("seen")
@@ -197,6 +201,7 @@ async def test_linking_to_an_actor_already_dead_gives_noproc_after_its_messages(
     sender = await system.spawn(Sender())
     release = trio.Event()
     await watcher.cast(("hold-then-link", release, sender))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 3, "crash")
     release.set()
     seen = await watcher.call("seen")
@@ -220,6 +225,7 @@ async def test_a_down_behind_messages_is_still_flushed_by_demonitor(
     mref = await watcher.call(("monitor", sender))
     release = trio.Event()
     await watcher.cast(("hold-then-demonitor", release, mref))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 3, "crash")
     release.set()
     assert labels(await watcher.call("seen")) == [0, 1, 2]
@@ -234,6 +240,7 @@ async def test_a_down_behind_a_dropped_message_is_delivered_once(
     await watcher.call(("monitor", sender))
     release = trio.Event()
     await watcher.cast(("hold", release))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     await end_after_sending(sender, watcher, 3, "crash")
     for i in range(3):  # push every message of the dead sender out of the lane
         await watcher.cast(("m", "test", 10 + i))
@@ -275,6 +282,7 @@ async def test_many_senders_each_arrive_in_order_and_before_their_down(
         await watcher.call(("monitor", sender))
     release = trio.Event()
     await watcher.cast(("hold", release))
+    await trio.testing.wait_all_tasks_blocked()  # it is holding
     counts = {sender.path: rng.randint(0, 6) for sender in senders}
     async with trio.open_nursery() as nursery:
         for sender in senders:
