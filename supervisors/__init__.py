@@ -38,6 +38,7 @@ from .events import (
 )
 from .handle import ChildHandle, ChildState
 from .intensity import GAVE_UP, gave_up
+from .slots import SlotRemoved, SlotRestarted
 from .spec import (
     BRUTAL,
     IGNORE,
@@ -81,6 +82,8 @@ __all__ = [
     "Restart",
     "RestartFailed",
     "RestartIntensityExceeded",
+    "SlotRemoved",
+    "SlotRestarted",
     "SpecError",
     "StaleDetected",
     "Strategy",
