@@ -12,6 +12,7 @@ from trio.testing import MockClock
 
 from actors import Actor, ActorRef, ActorSystem, ExitKind, MonitorRef
 from supervisors import (
+    IGNORE,
     Backoff,
     ChildHandle,
     ChildSpec,
@@ -19,10 +20,11 @@ from supervisors import (
     Restart,
     SlotRemoved,
     SlotRestarted,
+    Strategy,
     SupervisorClient,
 )
 
-from .helpers import crash, spec, start_sup
+from .helpers import Flaky, Worker, crash, spec, start_sup
 
 
 class SlotWatcher(Actor):
@@ -271,3 +273,52 @@ async def test_a_slot_monitor_is_a_monitor_ref_the_runtime_can_demonitor(
     await ref.call(("demonitor", mref))
     await ref.call(("demonitor", mref))  # twice is harmless
     assert handle.monitors == 0
+
+
+async def test_a_bystander_of_a_group_restart_reports_its_shutdown(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    _, client = await start_sup(
+        system, [spec("a"), spec("b")], strategy=Strategy.ONE_FOR_ALL, intensity=10
+    )
+    a, b = await client.child("a"), await client.child("b")
+    on_a, _, _ = await watch(system, a)
+    on_b, _, _ = await watch(system, b)
+    await crash(client, "a")
+    [for_a] = await on_a.wait_seen(1)
+    [for_b] = await on_b.wait_seen(1)
+    assert (for_a.reason.kind, for_b.reason.kind) == (ExitKind.ERROR, ExitKind.SHUTDOWN)
+    assert (for_a.ref, for_b.ref) == (a.ref, b.ref)
+
+
+async def test_a_restart_retried_after_failed_starts_is_one_notice(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    factory = Flaky("svc")
+    _, client = await start_sup(system, [ChildSpec("svc", factory)], intensity=10)
+    handle = await client.child("svc")
+    watcher, ref, _ = await watch(system, handle)
+    factory.fail_next = 2
+    await crash(client, "svc")
+    [notice] = await watcher.wait_seen(1)
+    assert factory.calls == 4  # the first start, two failed restarts, the good one
+    assert isinstance(notice, SlotRestarted) and notice.reason.kind is ExitKind.ERROR
+    await client.count_children()
+    assert await ref.call("seen") == [notice]
+
+
+async def test_a_restart_that_returns_ignore_removes_the_slot(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    made: list[int] = []
+
+    def once() -> Any:
+        made.append(1)
+        return Worker("svc") if len(made) == 1 else IGNORE
+
+    _, client = await start_sup(system, [ChildSpec("svc", once)], intensity=10)
+    handle = await client.child("svc")
+    watcher, _, _ = await watch(system, handle)
+    await crash(client, "svc")
+    [notice] = await watcher.wait_seen(1)
+    assert isinstance(notice, SlotRemoved) and notice.reason.kind is ExitKind.ERROR
