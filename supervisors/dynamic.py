@@ -127,7 +127,7 @@ class DynamicSupervisor(Supervisor):
 
     async def receive(self, message: Any) -> Any:
         result = await super().receive(message)
-        if self._queue and not self._at_limit():
+        if self._queue and not self._at_limit() and not self._giving_up:
             await self._admit()
         return result
 
