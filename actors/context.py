@@ -203,7 +203,7 @@ class ActorContext:
         mailbox = self._cell.mailbox
         if isinstance(target, ActorRef):
             target._cell.remove_monitor(mref)
-            if flush:
+            if flush and not target.is_alive:  # a Down is only ever queued for a dead target
                 # A monitor delivers at most one Down: stop at the first match.
                 mailbox.remove_first_system(lambda m: getattr(m, "monitor", None) is mref)
             return
