@@ -108,6 +108,9 @@ class LoopStallDetector:
         self.stalls = 0
         self._fed = time.monotonic()
         self._pending: deque[StallReport] = deque(maxlen=keep)
+        self._longest_gap = 0.0
+        """The longest gap over ``threshold`` the loop saw since it last published a report:
+        the watchdog may file its report (stacks take time to format) after the loop woke."""
         self._stop = threading.Event()
         self._root: trio.lowlevel.Task | None = None
 
@@ -125,14 +128,17 @@ class LoopStallDetector:
                 await trio.sleep(self.interval)
                 gap = time.monotonic() - before - self.interval
                 self._fed = time.monotonic()
-                self._publish_pending(gap)
+                if gap > self.threshold:
+                    self._longest_gap = max(self._longest_gap, gap)
+                self._publish_pending()
         finally:
             self._stop.set()
 
-    def _publish_pending(self, gap: float) -> None:
+    def _publish_pending(self) -> None:
         while self._pending:
             report = self._pending.popleft()
-            total = max(gap, report.blocked_for)
+            total = max(self._longest_gap, report.blocked_for)
+            self._longest_gap = 0.0
             self.reports.append((report, total))
             if self.on_stall is not None:
                 self.on_stall(report, total)

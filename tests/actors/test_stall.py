@@ -7,7 +7,7 @@ import time
 import pytest
 import trio
 
-from actors import ActorSystem, LoopStall, LoopStallDetector
+from actors import ActorSystem, LoopStall, LoopStallDetector, stall
 
 
 def _wedge_the_loop_with_blocking_sleep(seconds: float) -> None:
@@ -69,3 +69,27 @@ async def test_healthy_loop_is_not_reported(system: ActorSystem) -> None:
 def test_detector_rejects_invalid_settings(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         LoopStallDetector(**kwargs)
+
+
+async def test_a_report_filed_after_the_loop_woke_still_gets_the_whole_stall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a busy machine the watchdog's stacks take long to format: the loop wakes first."""
+    slow_format = stall.format_thread_stacks
+
+    def formatted_slowly() -> str:
+        time.sleep(0.5)  # in the watchdog thread: the wedge below ends meanwhile
+        return slow_format()
+
+    monkeypatch.setattr(stall, "format_thread_stacks", formatted_slowly)
+    published = trio.Event()
+    detector = LoopStallDetector(threshold=0.2, on_stall=lambda *_: published.set())
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(detector.run)
+            await trio.sleep(0.1)
+            _wedge_the_loop_with_blocking_sleep(0.6)
+            await published.wait()
+            nursery.cancel_scope.cancel()
+    ((report, duration),) = detector.reports
+    assert report.blocked_for < 0.6 <= duration
