@@ -20,7 +20,7 @@ import enum
 import math
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -28,6 +28,9 @@ import trio
 from .checks import is_count
 from .envelope import Envelope
 from .errors import MailboxFull
+
+if TYPE_CHECKING:
+    from .ref import ActorRef
 
 
 class Overflow(enum.Enum):
@@ -94,7 +97,7 @@ class _Held:
         self.notices = [notice]
 
     @property
-    def sender(self) -> Any:
+    def sender(self) -> ActorRef | None:
         return self.envelope.sender
 
 
