@@ -275,25 +275,35 @@ class _Scope:
     """One script being checked: what its variables may hold, and what it runs."""
 
     def __init__(
-        self, script: Script, depth: int, run: _Run, positional: tuple[str, ...] | None
+        self,
+        script: Script,
+        depth: int,
+        run: _Run,
+        positional: tuple[str, ...] | None,
+        outer: _Scope | None = None,
     ) -> None:
         self.script = script
         self.depth = depth
         self.run = run
         self.out = run.out
         self.positional = positional
-        self.names: set[str] = set()
-        self.written = _written_files(script)
+        self.names: set[str] = outer.names if outer else set()
+        self.written: dict[str, list[str | None]] = (
+            outer.written if outer else _written_files(script)
+        )
         self._values: dict[str, tuple[str, ...]] = {}
+        self._assigned: frozenset[str]
+        self.ifs: str
+        if outer is not None:
+            self._assigned, self.ifs = outer._assigned, outer.ifs
+            return
         self._assigned = frozenset(a.name for a in script.assignments)
         ifs = self.values("IFS") if "IFS" in self._assigned else ()
         self.ifs = "".join(ifs) or _DEFAULT_IFS
 
     def bound(self, positional: tuple[str, ...]) -> _Scope:
         """The same script with ``$1...`` bound (a function call)."""
-        scope = _Scope(self.script, self.depth, self.run, positional)
-        scope.names = self.names
-        return scope
+        return _Scope(self.script, self.depth, self.run, positional, self)
 
     def run_written(self, path: str, args: Sequence[str]) -> None:
         """``path`` is run as a script: if the line itself wrote it, read what it wrote."""

@@ -468,6 +468,7 @@ HOSTILE += [
     "$(" * 3_000 + ")" * 3_000,  # nesting handed down, not climbed back up
     "f(){ g; };" * 2_000 + "f;" * 2_000,  # a function body read once per call shape
     "x=1;" * 3_000 + "rm " + "$x " * 3_000,  # values tried in linear time
+    "".join(f"x{i}=1;" for i in range(5_000)) + "f(){ g; };" + "f 1;" * 3_000,  # calls share
 ]
 
 
