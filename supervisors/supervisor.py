@@ -133,8 +133,6 @@ class Supervisor(Actor):
         self._gone: OrderedDict[str, None] = OrderedDict()
         """Ids of children forgotten lately (at most ``GONE_IDS``)."""
         self._window = RestartWindow(self.flags.intensity, self.flags.period)
-        self._pending: tuple[int, tuple[str, ...]] | None = None
-        """A group restart (generation, ids) not yet fully started (group strategies)."""
         self._giving_up = False
 
     def _check_significant(self, spec: ChildSpec) -> None:
@@ -152,7 +150,7 @@ class Supervisor(Actor):
             try:
                 started = await self._start(child)
             except StartFailed as exc:
-                # The runtime stops the children already started, in reverse order.
+                # The runtime stops the children already started, in reverse spec order.
                 raise ChildStartFailed(spec.id, exc.reason) from None
             if not started and spec.restart is Restart.TEMPORARY:
                 self._forget(child)
@@ -314,9 +312,7 @@ class Supervisor(Actor):
 
     async def _after_exit(self, child: _Child, reason: ExitReason) -> None:
         spec = child.spec
-        if spec.restart is Restart.PERMANENT or (
-            spec.restart is Restart.TRANSIENT and reason.is_abnormal
-        ):
+        if _restarted_after(spec, reason):
             await self._restart(child, reason)
             return
         child.handle.stopped()
@@ -357,22 +353,14 @@ class Supervisor(Actor):
             raise error
 
     def _group(self, child: _Child) -> list[_Child]:
-        """The children to restart with ``child``, in spec order.
-
-        rest_for_one: ``child`` and the later ones, from the first member of a
-        group restart still in progress if that comes earlier (one generation).
-        """
+        """The children to restart with ``child``, in spec order."""
         strategy = self.flags.strategy
         if strategy is Strategy.ONE_FOR_ONE:
             return [child]
         order = list(self._children.values())
         if strategy is Strategy.ONE_FOR_ALL:
             return order
-        start = order.index(child)
-        if self._pending is not None:
-            pending = set(self._pending[1])
-            start = min([start, *(i for i, c in enumerate(order) if c.spec.id in pending)])
-        return order[start:]
+        return order[order.index(child) :]
 
     async def _restart(self, child: _Child, reason: ExitReason) -> None:
         self._count_restart(child.spec.id, reason)
@@ -400,8 +388,6 @@ class Supervisor(Actor):
             member.handle.restarting()
             member.generation = generation
         ids = tuple(m.spec.id for m in members)
-        if self.flags.strategy is not Strategy.ONE_FOR_ONE:
-            self._pending = (generation, ids)
         if delay > 0 or defer:
             self.ctx.send_after(delay, _Retry(ids, generation))
         else:
@@ -422,8 +408,10 @@ class Supervisor(Actor):
         A start that fails is counted as a restart; the members this generation
         already started are stopped again in reverse order and the whole group
         is retried as a new generation through a self-message (after the failed
-        child's backoff), so the supervisor stays responsive in between.
+        child's backoff), so the supervisor stays responsive in between. A
+        member that exited while later ones were starting counts the same way.
         """
+        started: list[_Child] = []
         for child_id in ids:
             child = self._children.get(child_id)
             if (
@@ -434,7 +422,7 @@ class Supervisor(Actor):
                 continue  # deleted, terminated, or rescheduled by a newer restart
             child.restarts += 1
             try:
-                started = await self._start(child)
+                ok = await self._start(child)
             except StartFailed as exc:
                 publish(
                     self.ctx,
@@ -444,10 +432,19 @@ class Supervisor(Actor):
                 self._count_restart(child_id, exc.reason)
                 await self._retry_generation(ids, generation, child)
                 return
-            if not started:
+            if ok:
+                started.append(child)
+            else:
                 self._after_ignored(child)
-        if self._pending is not None and self._pending[0] == generation:
-            self._pending = None
+        if len(started) > 1:
+            for child in started[:-1]:
+                ref = child.ref
+                reason = ref.exit_reason if ref is not None else None
+                if reason is not None and _restarted_after(child.spec, reason):
+                    # It exited while its group was being restarted: one generation.
+                    self._count_restart(child.spec.id, reason)
+                    await self._retry_generation(ids, generation, child)
+                    return
 
     async def _retry_generation(
         self, ids: tuple[str, ...], generation: int, failed: _Child
@@ -583,6 +580,13 @@ class Supervisor(Actor):
     async def _admin_get_child(self, request: admin.GetChild) -> Any:
         child = self._children.get(request.child_id)
         return child.handle if child is not None else Failure(ChildNotFound(request.child_id))
+
+
+def _restarted_after(spec: ChildSpec, reason: ExitReason) -> bool:
+    """OTP's restart types: permanent always, transient after an abnormal exit."""
+    return spec.restart is Restart.PERMANENT or (
+        spec.restart is Restart.TRANSIENT and reason.is_abnormal
+    )
 
 
 _ADMIN: dict[type, str] = {

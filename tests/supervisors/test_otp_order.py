@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -177,6 +178,58 @@ async def test_rest_for_one_failed_start_restarts_its_group_only(
         ("start", "c"),
         ("start", "d"),
     ]
+
+
+class _CrashesSoon(Worker):
+    """A ``Worker`` that crashes 0.1 s after it starts, while ``left`` says so."""
+
+    def __init__(self, name: str, log: Log, left: list[int]) -> None:
+        super().__init__(name, log)
+        self.left = left
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        if self.left[0] > 0:
+            self.left[0] -= 1
+            self.ctx.send_after(0.1, "crash")
+
+
+async def test_a_member_that_exits_while_its_group_restarts_restarts_the_whole_group(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    log: Log = []
+    left = [0]
+    specs = [
+        spec("a", log),
+        spec("b", log),
+        ChildSpec("c", functools.partial(_CrashesSoon, "c", log, left)),
+        spec("d", log, worker={"start_delay": 1.0}),  # c crashes while d starts
+    ]
+    with trio.fail_after(60):
+        _, client = await start_sup(system, specs, strategy=Strategy.REST_FOR_ONE, intensity=5)
+        a = await ref_of(client, "a")
+        left[0] = 1
+        del log[:]
+        await crash(client, "b")
+        await trio.sleep(5)
+        assert await states(client) == dict.fromkeys("abcd", "running")
+        assert await ref_of(client, "a") == a
+        rows = {c.id: c.restarts for c in await client.which_children()}
+    assert log == [
+        ("stop", "b", ERROR),
+        ("stop", "d", SHUTDOWN),
+        ("stop", "c", SHUTDOWN),
+        ("start", "b"),
+        ("start", "c"),
+        ("start", "d"),  # c crashes meanwhile
+        ("stop", "c", ERROR),
+        ("stop", "d", SHUTDOWN),  # b, c, d were one generation: all stopped again
+        ("stop", "b", SHUTDOWN),
+        ("start", "b"),
+        ("start", "c"),
+        ("start", "d"),
+    ]
+    assert rows == {"a": 0, "b": 2, "c": 2, "d": 2}
 
 
 @pytest.mark.parametrize("strategy", [Strategy.ONE_FOR_ALL, Strategy.REST_FOR_ONE])
