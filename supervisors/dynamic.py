@@ -30,7 +30,7 @@ class Admission(enum.Enum):
     REJECT = "reject"
     """At the limit, ``start_child`` fails with ``TooManyChildren``."""
     QUEUE = "queue"
-    """At the limit, ``start_child`` waits in a bounded queue (its call timeout still applies)."""
+    """At the limit, ``start_child`` waits in a bounded queue (a caller's timeout still applies)."""
 
 
 @attrs.frozen(slots=True)
