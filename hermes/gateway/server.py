@@ -27,6 +27,7 @@ import logging
 import os
 import socket
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,13 @@ REBIND_FOR = 5.0
 """Seconds a restarted gateway retries its old port while the old socket is closing."""
 DRAIN = 1.0
 """Seconds an answered-and-refused connection is read (and discarded) before it closes."""
+SEND_BUFFER = 64 * 1024
+"""``SO_SNDBUF`` of a WebSocket connection (the kernel doubles it). Autotuned, it grows
+to megabytes, and a full socket is writable again only once a third of it has
+drained: a client reading 64 KB/s waited 20 s for one frame. Small, any window the
+client opens lets a frame go on, and a slow client holds little kernel memory."""
+SEND_CHUNK = 16 * 1024
+"""A frame is written in pieces this large; each one written moves the write deadline."""
 
 
 @attrs.frozen(slots=True)
@@ -395,14 +403,21 @@ class ConnectionActor(Actor):
     async def _websocket(self, stream: PrefixedStream) -> None:
         gateway = self.shared.settings.config.values["gateway"]
         max_frame: int = gateway["max_frame_bytes"]
+        with contextlib.suppress(OSError):
+            self.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        watched = _ProgressStream(stream)
         async with trio.open_nursery() as nursery:
             request = await trio_websocket.wrap_server_stream(
-                nursery, stream, message_queue_size=4, max_message_size=4 * max_frame
+                nursery,
+                watched,
+                message_queue_size=4,
+                max_message_size=4 * max_frame,
             )
             offered = request.proposed_subprotocols
             chosen = next((p for p in protocol.SUBPROTOCOLS if p in offered), None)
             ws = await request.accept(subprotocol=chosen)
             client = WsClient(ws, self.shared, chosen == protocol.MSGPACK, self.ctx.path)
+            watched.on_progress = client.wrote_some
             self.shared.clients.add(client)
             try:
                 await client.run()
@@ -424,6 +439,32 @@ async def _refuse(stream: trio.SocketStream, response: bytes, drain: float = DRA
                 received = 0
                 while received < 1 << 20 and (chunk := await stream.receive_some(65536)):
                     received += len(chunk)
+
+
+class _ProgressStream(trio.abc.Stream):
+    """Writes in ``SEND_CHUNK`` pieces and calls ``on_progress`` after each one."""
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self.stream = stream
+        self.on_progress: Callable[[], None] | None = None
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        return bytes(await self.stream.receive_some(max_bytes))
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        for start in range(0, len(view), SEND_CHUNK):
+            await self.stream.send_all(view[start : start + SEND_CHUNK])
+            if self.on_progress is not None:
+                self.on_progress()
+        if not view:
+            await self.stream.send_all(view)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
 
 
 def _peer_is_owner(stream: trio.SocketStream) -> bool:
@@ -478,6 +519,8 @@ class WsClient:
         """The reader, the requests and the event pumps (not the writer)."""
         self.closing: tuple[int, str] | None = None
         self.sending = False
+        self.send_scope: trio.CancelScope | None = None
+        """Bounds the frame being written: ``write_timeout`` without a byte taken."""
         self.done = trio.Event()
 
     def begin_close(self, code: int, reason: str, kind: str) -> None:
@@ -530,8 +573,10 @@ class WsClient:
                 break
             while True:
                 self.sending = True
-                with trio.move_on_after(self.write_timeout) as scope:
+                with trio.CancelScope(deadline=trio.current_time() + self.write_timeout) as scope:
+                    self.send_scope = scope
                     await self.ws.send_message(data)
+                self.send_scope = None
                 self.sending = False
                 if scope.cancelled_caught:
                     log.warning(
@@ -552,6 +597,11 @@ class WsClient:
         if self.closing is not None:
             with trio.move_on_after(1.0):
                 await self.ws.aclose(*self.closing)
+
+    def wrote_some(self) -> None:
+        """Part of a frame went out: the client reads, so its deadline moves on."""
+        if self.send_scope is not None:
+            self.send_scope.deadline = trio.current_time() + self.write_timeout
 
     def _encode(self, frame: dict[str, Any]) -> str | bytes:
         try:
