@@ -245,7 +245,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             1 << 20, _int(65536), "bytes queued for one WebSocket client before its requests wait"
         ),
         "write_timeout": Key(
-            10.0, _number(0), "seconds a WebSocket client may take to accept a frame, then dropped"
+            10.0, _number(0), "seconds a WebSocket client may take no byte of a frame, then dropped"
         ),
         "max_subscriptions": Key(1000, _int(1), "event subscriptions per WebSocket connection"),
         "requests_in_flight": Key(32, _int(1), "concurrent requests per connection"),
