@@ -11,6 +11,8 @@ part, so ``since=`` resumption stays exact.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import trio
 
 from hermes.session import SessionEvent
@@ -24,7 +26,15 @@ MAX_CHARS = 65536
 """A merged text delta stops growing here (frames stay well under the size limits)."""
 
 
-async def next_events(receive: trio.MemoryReceiveChannel[SessionEvent]) -> list[SessionEvent]:
+class EventSource(Protocol):
+    """What ``next_events`` reads: a subscriber's receiving end, or a memory channel."""
+
+    def statistics(self) -> trio.MemoryChannelStatistics: ...
+    def receive_nowait(self) -> SessionEvent: ...
+    async def receive(self) -> SessionEvent: ...
+
+
+async def next_events(receive: EventSource) -> list[SessionEvent]:
     """The next events to send (raises ``EndOfChannel`` when the subscription ended)."""
     behind = receive.statistics().current_buffer_used > 0
     batch = [await receive.receive()]

@@ -265,31 +265,54 @@ class SessionEvent:
 
 
 class Subscriber:
-    """One subscriber's bounded buffer; iterate ``receive`` to read events."""
+    """One subscriber's bounded buffer; iterate ``receive`` to read events.
+
+    When the buffer is full an event is lost and owed; the ``EventsLost``
+    notice for what is owed comes next, as soon as there is room: before the
+    next event offered, or, if none comes, once the reader has taken what the
+    buffer held (so a reader that fell behind at a turn's last events still
+    learns of them).
+    """
 
     def __init__(self, capacity: int) -> None:
-        self._send, self.receive = trio.open_memory_channel[SessionEvent](capacity)
+        self._send, channel = trio.open_memory_channel[SessionEvent](capacity)
+        self.receive = SubscriberReceive(self, channel)
         self.lost = 0
         self._owed = 0
+        self._last_lost: SessionEvent | None = None
         self.approvals = False
 
     def offer(self, event: SessionEvent) -> None:
         if self._owed:
-            try:
-                notice = SessionEvent(event.session, event.seq, EventsLost(self._owed))
-                self._send.send_nowait(notice)
-                self._owed = 0
-            except trio.WouldBlock:
-                pass
-        if self._owed:
-            self._owed += 1
-            self.lost += 1
-            return
+            stats = self._send.statistics()
+            if stats.current_buffer_used >= stats.max_buffer_size:
+                self._owe(event)
+                return
+            self._send.send_nowait(self.take_owed(event.seq))
         try:
             self._send.send_nowait(event)
         except trio.WouldBlock:
-            self._owed += 1
-            self.lost += 1
+            self._owe(event)
+
+    def _owe(self, event: SessionEvent) -> None:
+        self._owed += 1
+        self.lost += 1
+        self._last_lost = event
+
+    @property
+    def owed(self) -> int:
+        """Events lost since the last ``EventsLost`` notice was handed out."""
+        return self._owed
+
+    def take_owed(self, seq: int | None = None) -> SessionEvent:
+        """The ``EventsLost`` notice for what is owed (``seq``: the next event's, if any)."""
+        last = self._last_lost
+        assert last is not None and self._owed
+        notice = SessionEvent(
+            last.session, last.seq if seq is None else seq, EventsLost(self._owed)
+        )
+        self._owed = 0
+        return notice
 
     def drain(self) -> list[SessionEvent]:
         """Everything buffered now, without waiting."""
@@ -302,6 +325,43 @@ class Subscriber:
 
     def close(self) -> None:
         self._send.close()
+
+
+class SubscriberReceive:
+    """A subscriber's receiving end: its buffer, then the notice it is owed (see ``Subscriber``)."""
+
+    def __init__(
+        self, subscriber: Subscriber, channel: trio.MemoryReceiveChannel[SessionEvent]
+    ) -> None:
+        self._subscriber = subscriber
+        self._channel = channel
+
+    def statistics(self) -> trio.MemoryChannelStatistics:
+        """The buffer's statistics (``current_buffer_used``: events waiting)."""
+        return self._channel.statistics()
+
+    def receive_nowait(self) -> SessionEvent:
+        """The next event; ``WouldBlock`` when none waits, ``EndOfChannel`` once closed."""
+        sub = self._subscriber
+        if sub.owed and not self._channel.statistics().current_buffer_used:
+            return sub.take_owed()
+        return self._channel.receive_nowait()
+
+    async def receive(self) -> SessionEvent:
+        """The next event, waiting for one (``EndOfChannel`` once closed and drained)."""
+        if self._subscriber.owed and not self._channel.statistics().current_buffer_used:
+            await trio.lowlevel.checkpoint()
+            return self._subscriber.take_owed()
+        return await self._channel.receive()
+
+    def __aiter__(self) -> SubscriberReceive:
+        return self
+
+    async def __anext__(self) -> SessionEvent:
+        try:
+            return await self.receive()
+        except trio.EndOfChannel:
+            raise StopAsyncIteration from None
 
 
 Observer = Callable[[SessionEvent], None]
