@@ -41,6 +41,8 @@ from hermes.daemon.errors import RequestError
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
+from hermes.session import SessionEvent
+from hermes.session.events import EventsLost
 from hermes.store import StoreClient
 
 from . import protocol
@@ -580,7 +582,7 @@ class WsClient:
                 self.sending = False
                 if scope.cancelled_caught:
                     log.warning(
-                        "%s: client took no frame in %g s; disconnecting",
+                        "%s: client took no byte in %g s; disconnecting",
                         self.path,
                         self.write_timeout,
                     )
@@ -729,15 +731,31 @@ class WsClient:
                     await self._send(frame)
                 for item in replay.events:
                     await self._send(ring_frame(item, entry))
+                told = 0  # events this client was told it lost
                 while True:
                     try:
                         events = await next_events(sub.receive)
                     except trio.EndOfChannel:
                         break
                     for out in events:
-                        await self._send(protocol.event_frame(out, entry.path))
+                        if isinstance(out.payload, EventsLost):
+                            told = await self._tell_lost(sub.lost - told, out, entry) + told
+                        else:
+                            await self._send(protocol.event_frame(out, entry.path))
+                    if sub.lost > told and not sub.receive.statistics().current_buffer_used:
+                        # Caught up after a loss: say so now, not at the next event (the
+                        # loss may have taken the burst's last events, turn.completed too).
+                        now = SessionEvent(entry.session_id, entry.hub.seq, EventsLost(0))
+                        told = await self._tell_lost(sub.lost - told, now, entry) + told
         if self.subscriptions.get(entry.session_id) is scope:
             del self.subscriptions[entry.session_id]
+
+    async def _tell_lost(self, count: int, at: SessionEvent, entry: Entry) -> int:
+        """An ``events.dropped`` frame for ``count`` lost events (none if 0); returns ``count``."""
+        if count > 0:
+            notice = SessionEvent(at.session, at.seq, EventsLost(count))
+            await self._send(protocol.event_frame(notice, entry.path))
+        return max(count, 0)
 
 
 def _error(request_id: Any, method: str, exc: Exception) -> dict[str, Any]:

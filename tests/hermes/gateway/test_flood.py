@@ -129,4 +129,4 @@ async def test_a_client_that_takes_no_frame_is_dropped(tmp_path: Path) -> None:
                 status = await probe.call("daemon.status")
                 assert status["pid"] == daemon.proc.pid  # type: ignore[union-attr]
                 log = daemon.paths.log_file.read_text()
-                assert "took no frame in 2 s; disconnecting" in log
+                assert "took no byte in 2 s; disconnecting" in log
