@@ -18,6 +18,7 @@ subclass ``Actor``::
 """
 
 from .actor import Actor
+from .calls import Call, CallTarget
 from .checks import is_count, is_number
 from .context import ActorContext, Reply
 from .current import current_path
@@ -65,6 +66,8 @@ __all__ = [
     "ActorRef",
     "ActorStarted",
     "ActorSystem",
+    "Call",
+    "CallTarget",
     "CallTimeout",
     "CallToSelf",
     "DeadLetter",

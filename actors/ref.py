@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import trio
 
+from .calls import Call, R
 from .checks import is_number
 from .current import current_cell
 from .envelope import Envelope, ReplySlot
@@ -66,8 +67,15 @@ class ActorRef:
         sender = current.ref if current is not None else None
         return self._cell.mailbox.put_nowait(Envelope(message, sender))
 
-    async def call(self, message: Any, timeout: float | None = None) -> Any:
+    @overload
+    async def call(self, message: Call[R], timeout: float | None = None) -> R: ...
+    @overload
+    async def call(self, message: object, timeout: float | None = None) -> Any: ...
+
+    async def call(self, message: object, timeout: float | None = None) -> Any:
         """Send and wait for the reply (default timeout: the system's, 5 s).
+
+        The reply is typed ``R`` for a ``Call[R]`` request, ``Any`` otherwise.
 
         Raises ``CallTimeout`` when no reply came in time (a late reply is then
         discarded), ``ActorExited`` at once if the actor is dead or dies before

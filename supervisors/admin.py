@@ -9,14 +9,16 @@ restart, delete) wait for their outcome however long it takes, as OTP's
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
-from actors import ActorRef
+from actors import ActorRef, Call
 
 from .handle import ChildHandle
 from .spec import ChildSpec, ChildType
+
+T = TypeVar("T")
 
 
 @attrs.frozen(slots=True)
@@ -47,7 +49,7 @@ class ChildCounts:
 
 
 @attrs.frozen(slots=True)
-class StartChild:
+class StartChild(Call[ChildHandle | None | Failure]):
     """Static supervisor: ``spec``. Dynamic supervisor: ``args`` for the template, ``name``."""
 
     spec: ChildSpec | None = None
@@ -56,41 +58,41 @@ class StartChild:
 
 
 @attrs.frozen(slots=True)
-class TerminateChild:
+class TerminateChild(Call[None | Failure]):
     child: str | ActorRef | ChildHandle
 
 
 @attrs.frozen(slots=True)
-class RestartChild:
+class RestartChild(Call[ChildHandle | None | Failure]):
     child_id: str
 
 
 @attrs.frozen(slots=True)
-class DeleteChild:
+class DeleteChild(Call[None | Failure]):
     child_id: str
 
 
 @attrs.frozen(slots=True)
-class WhichChildren:
+class WhichChildren(Call[list[ChildInfo] | Failure]):
     pass
 
 
 @attrs.frozen(slots=True)
-class CountChildren:
+class CountChildren(Call[ChildCounts | Failure]):
     pass
 
 
 @attrs.frozen(slots=True)
-class GetChildSpec:
+class GetChildSpec(Call[ChildSpec | Failure]):
     child: str | ActorRef | ChildHandle
 
 
 @attrs.frozen(slots=True)
-class GetChild:
+class GetChild(Call[ChildHandle | Failure]):
     child_id: str
 
 
-def unwrap(result: Any) -> Any:
+def unwrap(result: T | Failure) -> T:
     """Raise a ``Failure``'s error; pass anything else through."""
     if isinstance(result, Failure):
         raise result.error
@@ -109,11 +111,11 @@ class SupervisorClient:
         self.ref = ref
         self.timeout = timeout
 
-    async def _call(self, request: Any, timeout: float | None = None) -> Any:
+    async def _call(self, request: Call[T | Failure], timeout: float | None = None) -> T:
         """A query: bounded by ``timeout``, the client's, or the system's call timeout."""
         return unwrap(await self.ref.call(request, timeout=_first(timeout, self.timeout)))
 
-    async def _operate(self, request: Any, timeout: float | None) -> Any:
+    async def _operate(self, request: Call[T | Failure], timeout: float | None) -> T:
         """An operation: waits for its outcome unless a timeout is given."""
         limit = _first(timeout, self.timeout)
         return unwrap(await self.ref.call(request, timeout=math.inf if limit is None else limit))
@@ -126,8 +128,7 @@ class SupervisorClient:
         timeout: float | None = None,
     ) -> ChildHandle | None:
         """Start a child: a spec (static) or template args (dynamic). None if it returned IGNORE."""
-        handle: ChildHandle | None = await self._operate(StartChild(spec, args, name), timeout)
-        return handle
+        return await self._operate(StartChild(spec, args, name), timeout)
 
     async def terminate_child(
         self, child: str | ActorRef | ChildHandle, *, timeout: float | None = None
@@ -143,29 +144,24 @@ class SupervisorClient:
     async def restart_child(
         self, child_id: str, *, timeout: float | None = None
     ) -> ChildHandle | None:
-        handle: ChildHandle | None = await self._operate(RestartChild(child_id), timeout)
-        return handle
+        return await self._operate(RestartChild(child_id), timeout)
 
     async def delete_child(self, child_id: str, *, timeout: float | None = None) -> None:
         await self._operate(DeleteChild(child_id), timeout)
 
     async def which_children(self) -> list[ChildInfo]:
-        children: list[ChildInfo] = await self._call(WhichChildren())
-        return children
+        return await self._call(WhichChildren())
 
     async def count_children(self) -> ChildCounts:
-        counts: ChildCounts = await self._call(CountChildren())
-        return counts
+        return await self._call(CountChildren())
 
     async def get_childspec(self, child: str | ActorRef | ChildHandle) -> ChildSpec:
         """The spec of a child, by id, ref or handle."""
-        spec: ChildSpec = await self._call(GetChildSpec(child))
-        return spec
+        return await self._call(GetChildSpec(child))
 
     async def child(self, child_id: str) -> ChildHandle:
         """The stable handle of a child (messages to it survive restarts)."""
-        handle: ChildHandle = await self._call(GetChild(child_id))
-        return handle
+        return await self._call(GetChild(child_id))
 
 
 def _first(*timeouts: float | None) -> float | None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import trio
 
 from actors import (
     ActorExited,
     ActorRef,
+    Call,
     CallTimeout,
     DeadLetters,
     ExitReason,
@@ -27,6 +28,8 @@ from actors import (
 )
 
 from .slots import SlotRemoved, SlotWatchers
+
+R = TypeVar("R")
 
 
 class ChildState(enum.Enum):
@@ -168,8 +171,15 @@ class ChildHandle:
         self.stashed_total += 1
         return True
 
-    async def call(self, message: Any, timeout: float | None = None) -> Any:
+    @overload
+    async def call(self, message: Call[R], timeout: float | None = None) -> R: ...
+    @overload
+    async def call(self, message: object, timeout: float | None = None) -> Any: ...
+
+    async def call(self, message: object, timeout: float | None = None) -> Any:
         """Call the current incarnation; while it restarts, wait (within ``timeout``).
+
+        Typed like ``ActorRef.call``: ``R`` for a ``Call[R]`` request.
 
         Also waits while the child has died and its supervisor has not decided
         yet. A call still queued when an incarnation died was never handled, so

@@ -1,0 +1,44 @@
+"""Checked by mypy (``tests/actors/test_typed_calls.py``), never run: the reply types of calls.
+
+Each ``assert_type`` states what ``await target.call(request)`` is typed under
+``mypy --strict``; a request that is not a ``Call`` still gives ``Any``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_type
+
+import attrs
+
+from actors import ActorRef, Call, CallTarget
+from supervisors import ChildCounts, ChildHandle, ChildInfo, ChildSpec, SupervisorClient
+from supervisors.admin import Failure, GetChild, StartChild, WhichChildren
+
+
+@attrs.frozen(slots=True)
+class GetAddress(Call[tuple[str, int]]):
+    pass
+
+
+@attrs.frozen(slots=True)
+class Add(Call[int]):
+    n: int
+
+
+async def actors_calls(ref: ActorRef, handle: ChildHandle, target: CallTarget) -> None:
+    assert_type(await ref.call(GetAddress()), tuple[str, int])
+    assert_type(await ref.call(Add(1), timeout=2.0), int)
+    assert_type(await handle.call(Add(1)), int)
+    assert_type(await target.call(GetAddress()), tuple[str, int])
+    assert_type(await ref.call("untyped"), Any)
+    assert_type(await handle.call(("untyped", 1)), Any)
+
+
+async def supervisor_calls(ref: ActorRef, client: SupervisorClient, spec: ChildSpec) -> None:
+    assert_type(await ref.call(WhichChildren()), list[ChildInfo] | Failure)
+    assert_type(await ref.call(GetChild("a")), ChildHandle | Failure)
+    assert_type(await ref.call(StartChild(spec)), ChildHandle | None | Failure)
+    assert_type(await client.which_children(), list[ChildInfo])
+    assert_type(await client.count_children(), ChildCounts)
+    assert_type(await client.child("a"), ChildHandle)
+    assert_type(await client.start_child(spec), ChildHandle | None)
