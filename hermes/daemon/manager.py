@@ -298,7 +298,7 @@ class SessionsManager(Actor):
         if not self.event_log.enabled:
             return 0
         try:
-            last: int = await self.store.request(LastEventSeq(session_id), timeout=5.0)
+            last = await self.store.request(LastEventSeq(session_id), timeout=5.0)
         except StoreError as exc:
             log.warning("session %s: stored events unknown (%s); numbering from 0", session_id, exc)
             return 0

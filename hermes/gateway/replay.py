@@ -59,7 +59,7 @@ async def from_store(
     first = since + replay.missed + 1  # the ring's oldest replayed seq (or the next one)
     request = ReadEvents(entry.session_id, after=since, before=first, limit=MAX_READ)
     try:
-        rows: list[StoredEvent] = await store.request(request, timeout=10.0)
+        rows = await store.request(request, timeout=10.0)
     except StoreError as exc:
         log.warning("replay of %s from the database failed: %s", entry.session_id, exc)
         return [], replay.missed

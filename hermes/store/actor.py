@@ -122,7 +122,7 @@ class LoggedFailure:
 
     __slots__ = ("path", "request")
 
-    def __init__(self, path: str, request: Request) -> None:
+    def __init__(self, path: str, request: Request[Any]) -> None:
         self.path = path
         self.request = request
 
@@ -200,13 +200,13 @@ class StoreLane:
     def attached(self) -> bool:
         return self._owner is not None
 
-    def run_now(self, request: Request) -> outcome.Outcome[Any] | None:
+    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
         """The outcome of ``request`` run now, or None: send it to the mailbox instead."""
         owner = self._owner
         return None if owner is None else owner.run_now(request)
 
 
-def _written(request: Request) -> int:
+def _written(request: Request[Any]) -> int:
     """How many messages ``request`` queues for the full-text index."""
     if isinstance(request, AppendMessages | Compact):
         return len(request.messages)
@@ -239,7 +239,7 @@ class StoreActor(Actor):
         self.directory = Path(directory)
         self.path = self.directory / self.config.filename
         self._db: Database | None = None
-        self._group: list[tuple[Request, Answer]] = []
+        self._group: list[tuple[Request[Any], Answer]] = []
         """Small writes waiting for the ``_Flush`` already in the mailbox."""
         self._flush_queued = False
         self._unindexed = 0
@@ -275,7 +275,7 @@ class StoreActor(Actor):
         finally:
             self._serving = False
 
-    def run_now(self, request: Request) -> outcome.Outcome[Any] | None:
+    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
         """Run a small write in the caller's task, or None if that would break the
         store's rules (see "The lane" in the module doc)."""
         db = self._db
@@ -368,7 +368,7 @@ class StoreActor(Actor):
         await self._answer(message, reply)
         return None
 
-    def _count_written(self, request: Request) -> None:
+    def _count_written(self, request: Request[Any]) -> None:
         self._unindexed += _written(request)
         if self._unindexed >= INDEX_BATCH and not self._index_queued:
             with suppress(MailboxFull):  # full: the next write tries again
@@ -423,7 +423,7 @@ class StoreActor(Actor):
         with suppress(MailboxFull):  # one is queued already: it covers these pages too
             self._checkpointer.cast_nowait(Checkpoint())
 
-    async def _answer(self, request: Request, reply: Answer) -> None:
+    async def _answer(self, request: Request[Any], reply: Answer) -> None:
         try:
             result = await self._serve(request, reply)
         except StoreError as exc:
@@ -433,7 +433,7 @@ class StoreActor(Actor):
         else:
             reply.send(result)
 
-    def _unexpected(self, request: Request, exc: Exception) -> StoreError:
+    def _unexpected(self, request: Request[Any], exc: Exception) -> StoreError:
         """A bug, not a database error: logged with its traceback, reported as a StoreError."""
         log.exception("store %s: unexpected failure in %s", self.ctx.path, request.op)
         error = StoreError(request.op, f"unexpected {type(exc).__name__}: {exc}")
@@ -452,7 +452,7 @@ class StoreActor(Actor):
         elif paused:
             await db.checkpoint()
 
-    async def _serve(self, request: Request, reply: Answer) -> Any:
+    async def _serve(self, request: Request[Any], reply: Answer) -> Any:
         if not request.writes and reply.caller_gave_up:
             raise StoreTimeout(request.op, "the caller gave up before the read started")
         db = self._db

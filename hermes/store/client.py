@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from typing import Any, TypeVar, cast
 
 import attrs
 import outcome
@@ -25,6 +25,9 @@ from actors import (
     CallTimeout,
     MailboxFull,
     StartFailed,
+)
+from actors import (
+    CallTarget as _CallTarget,
 )
 from hermes.model.types import Message, Usage
 
@@ -73,10 +76,10 @@ from .requests import (
 DEFAULT_TIMEOUT = 5.0
 
 
-class CallTarget(Protocol):
-    """What the client sends to: an ``ActorRef`` or a ``ChildHandle``."""
+CallTarget = _CallTarget
+"""What the client sends to: an ``ActorRef`` or a ``ChildHandle`` (``actors.CallTarget``)."""
 
-    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+R = TypeVar("R")
 
 
 class StoreClient:
@@ -102,13 +105,14 @@ class StoreClient:
         self.lane = lane
         """The store's lane, if it has one: small writes skip the mailbox while it is idle."""
 
-    async def request(self, request: Request, timeout: float | None = None) -> Any:
-        """Send any store request and return its reply (``StoreError`` on failure)."""
+    async def request(self, request: Request[R], timeout: float | None = None) -> R:
+        """Send any store request and return its reply, typed by the request
+        (``StoreError`` on failure)."""
         if self.lane is not None and request.writes:
             await trio.lowlevel.checkpoint_if_cancelled()
             done = self.lane.run_now(request)
             if done is not None:
-                return done.unwrap()
+                return cast(R, done.unwrap())  # the lane ran this very request
         limit = self.timeout if timeout is None else timeout
         if not request.writes and hasattr(request, "deadline"):
             deadline = trio.current_time() + limit
@@ -130,7 +134,7 @@ class StoreClient:
         except MailboxFull as exc:
             raise StoreUnavailable(request.op, f"the store is overloaded: {exc}") from exc
 
-    def submit(self, request: Request) -> bool:
+    def submit(self, request: Request[Any]) -> bool:
         """Queue a write without waiting for it; the store logs it if it fails.
 
         For a writer being torn down (a killed turn's partial text, a stopped
@@ -181,10 +185,7 @@ class StoreClient:
         timeout: float | None = None,
     ) -> SessionInfo:
         """Create a session (a subagent's names its ``parent_id``); returns its row."""
-        info: SessionInfo = await self.request(
-            CreateSession(model, title, parent_id, session_id), timeout
-        )
-        return info
+        return await self.request(CreateSession(model, title, parent_id, session_id), timeout)
 
     async def append(
         self,
@@ -197,10 +198,7 @@ class StoreClient:
     ) -> AppendResult:
         """Append messages (durable when this returns) and add ``usage``, in one transaction."""
         batch = (messages,) if isinstance(messages, Message) else tuple(messages)
-        result: AppendResult = await self.request(
-            AppendMessages(session_id, batch, expected_seq, usage), timeout
-        )
-        return result
+        return await self.request(AppendMessages(session_id, batch, expected_seq, usage), timeout)
 
     async def replace_last(
         self,
@@ -212,15 +210,11 @@ class StoreClient:
         timeout: float | None = None,
     ) -> AppendResult:
         """Rewrite the last message (seq ``seq``), e.g. a tool-results message as results land."""
-        result: AppendResult = await self.request(
-            ReplaceLast(session_id, seq, message, usage), timeout
-        )
-        return result
+        return await self.request(ReplaceLast(session_id, seq, message, usage), timeout)
 
     async def truncate(self, session_id: str, keep: int, *, timeout: float | None = None) -> int:
         """Drop the messages from seq ``keep`` on (a rolled-back turn); returns how many."""
-        removed: int = await self.request(Truncate(session_id, keep), timeout)
-        return removed
+        return await self.request(Truncate(session_id, keep), timeout)
 
     async def compact(
         self,
@@ -249,27 +243,23 @@ class StoreClient:
             tokens_after,
             usage,
         )
-        record: CompactionRecord = await self.request(request, timeout)
-        return record
+        return await self.request(request, timeout)
 
     async def add_usage(
         self, session_id: str, usage: Usage, *, timeout: float | None = None
     ) -> SessionInfo:
-        info: SessionInfo = await self.request(AddUsage(session_id, usage), timeout)
-        return info
+        return await self.request(AddUsage(session_id, usage), timeout)
 
     async def set_title(
         self, session_id: str, title: str | None, *, timeout: float | None = None
     ) -> SessionInfo:
-        info: SessionInfo = await self.request(SetTitle(session_id, title), timeout)
-        return info
+        return await self.request(SetTitle(session_id, title), timeout)
 
     async def end_session(
         self, session_id: str, reason: str, *, timeout: float | None = None
     ) -> SessionInfo:
         """Mark the session ended with ``reason``; its transcript then refuses writes."""
-        info: SessionInfo = await self.request(EndSession(session_id, reason), timeout)
-        return info
+        return await self.request(EndSession(session_id, reason), timeout)
 
     async def end_sessions(
         self, session_ids: Sequence[str], reason: str, *, timeout: float | None = None
@@ -278,25 +268,19 @@ class StoreClient:
 
         Unknown and already-ended ids are skipped; returns the ids it ended.
         """
-        ended: tuple[str, ...] = await self.request(
-            EndSessions(tuple(session_ids), reason), timeout
-        )
-        return ended
+        return await self.request(EndSessions(tuple(session_ids), reason), timeout)
 
     async def reopen_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
-        info: SessionInfo = await self.request(ReopenSession(session_id), timeout)
-        return info
+        return await self.request(ReopenSession(session_id), timeout)
 
     # -- reads ---------------------------------------------------------------------------
 
     async def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
-        info: SessionInfo = await self.request(GetSession(session_id), timeout)
-        return info
+        return await self.request(GetSession(session_id), timeout)
 
     async def load(self, session_id: str, *, timeout: float | None = None) -> Transcript:
         """The session and its messages, exactly as appended, to resume it."""
-        transcript: Transcript = await self.request(LoadSession(session_id), timeout)
-        return transcript
+        return await self.request(LoadSession(session_id), timeout)
 
     async def list_sessions(
         self,
@@ -307,10 +291,7 @@ class StoreClient:
         timeout: float | None = None,
     ) -> list[SessionInfo]:
         """Sessions, most recently updated first (only ``parent_id``'s children if given)."""
-        sessions: list[SessionInfo] = await self.request(
-            ListSessions(limit, parent_id, include_ended), timeout
-        )
-        return sessions
+        return await self.request(ListSessions(limit, parent_id, include_ended), timeout)
 
     async def search(
         self,
@@ -323,10 +304,9 @@ class StoreClient:
         timeout: float | None = None,
     ) -> list[SearchHit]:
         """Full-text search over every session (or one), best match first."""
-        hits: list[SearchHit] = await self.request(
+        return await self.request(
             Search(query, limit, session_id, raw, markers[0], markers[1]), timeout
         )
-        return hits
 
     # -- background processes (crash checkpoint) -----------------------------------------
 
@@ -334,17 +314,13 @@ class StoreClient:
         self, session_id: str, *, limit: int = 1000, timeout: float | None = None
     ) -> list[CompactionRecord]:
         """A session's compactions, oldest first."""
-        records: list[CompactionRecord] = await self.request(
-            ListCompactions(session_id, limit), timeout
-        )
-        return records
+        return await self.request(ListCompactions(session_id, limit), timeout)
 
     async def record_process_start(
         self, record: ProcessRecord, *, timeout: float | None = None
     ) -> ProcessRecord:
         """Checkpoint a started process (durable when this returns)."""
-        row: ProcessRecord = await self.request(RecordProcessStart(record), timeout)
-        return row
+        return await self.request(RecordProcessStart(record), timeout)
 
     async def record_process_finish(
         self,
@@ -355,10 +331,7 @@ class StoreClient:
         timeout: float | None = None,
     ) -> ProcessRecord:
         """Checkpoint a finished process (``exited``, ``killed`` or ``lost``); idempotent."""
-        row: ProcessRecord = await self.request(
-            RecordProcessFinish(process_id, status, exit_code), timeout
-        )
-        return row
+        return await self.request(RecordProcessFinish(process_id, status, exit_code), timeout)
 
     async def claim_process(
         self,
@@ -371,15 +344,13 @@ class StoreClient:
     ) -> ProcessRecord:
         """Record this daemon process as the owner of a running process (adoption);
         with ``session_id`` the row moves to that session too (a hand-off)."""
-        row: ProcessRecord = await self.request(
+        return await self.request(
             ClaimProcess(process_id, owner_pid, owner_start_time, session_id), timeout
         )
-        return row
 
     async def forget_process(self, process_id: str, *, timeout: float | None = None) -> bool:
         """Delete a process row (a foreground command's, its group reaped); whether it existed."""
-        found: bool = await self.request(ForgetProcess(process_id), timeout)
-        return found
+        return await self.request(ForgetProcess(process_id), timeout)
 
     async def list_processes(
         self,
@@ -392,10 +363,9 @@ class StoreClient:
     ) -> list[ProcessRecord]:
         """Process rows, oldest first (one session's, or all; only running ones if asked;
         only foreground commands' groups, or only background processes, if asked)."""
-        rows: list[ProcessRecord] = await self.request(
+        return await self.request(
             ListProcesses(session_id, active_only, limit, foreground=foreground), timeout
         )
-        return rows
 
     # -- background delegations (hermes.subagents) ----------------------------------------
 
@@ -403,28 +373,19 @@ class StoreClient:
         self, delegation_id: str, session_id: str, goals: str, *, timeout: float | None = None
     ) -> DelegationRecord:
         """Record a background delegation as running (durable when this returns)."""
-        row: DelegationRecord = await self.request(
-            RecordDelegationStart(delegation_id, session_id, goals), timeout
-        )
-        return row
+        return await self.request(RecordDelegationStart(delegation_id, session_id, goals), timeout)
 
     async def record_delegation_finish(
         self, delegation_id: str, result: str, *, timeout: float | None = None
     ) -> DelegationRecord:
         """Record a delegation's result text (to be delivered); the first finish wins."""
-        row: DelegationRecord = await self.request(
-            RecordDelegationFinish(delegation_id, result), timeout
-        )
-        return row
+        return await self.request(RecordDelegationFinish(delegation_id, result), timeout)
 
     async def record_delegation_delivered(
         self, delegation_id: str, *, timeout: float | None = None
     ) -> DelegationRecord:
         """Record that a turn took the delegation's result (idempotent)."""
-        row: DelegationRecord = await self.request(
-            RecordDelegationDelivered(delegation_id), timeout
-        )
-        return row
+        return await self.request(RecordDelegationDelivered(delegation_id), timeout)
 
     async def list_delegations(
         self,
@@ -435,10 +396,7 @@ class StoreClient:
         timeout: float | None = None,
     ) -> list[DelegationRecord]:
         """A session's delegations, oldest first (only undelivered ones if ``pending_only``)."""
-        rows: list[DelegationRecord] = await self.request(
-            ListDelegations(session_id, pending_only, limit), timeout
-        )
-        return rows
+        return await self.request(ListDelegations(session_id, pending_only, limit), timeout)
 
 
 async def spawn_store(

@@ -125,7 +125,7 @@ def _run_checked(
     conn: apsw.Connection,
     path: str,
     files: _Files,
-    request: Request,
+    request: Request[Any],
     abort: Abort,
     tails: TailCache | None = None,
 ) -> Any:
@@ -157,7 +157,7 @@ def _block_chars(block: ContentBlock) -> int:
     return len(block.data)
 
 
-def _messages_of(request: Request) -> tuple[object, ...] | None:
+def _messages_of(request: Request[Any]) -> tuple[object, ...] | None:
     """The messages a write carries, unchecked (the worker's checks name a bad one)."""
     if isinstance(request, AppendMessages):
         return request.messages
@@ -168,7 +168,7 @@ def _messages_of(request: Request) -> tuple[object, ...] | None:
     return None
 
 
-def runs_inline(request: Request) -> bool:
+def runs_inline(request: Request[Any]) -> bool:
     """Whether ``request`` is a write small enough to run on the loop (see the module doc)."""
     if not request.writes or isinstance(request, IndexPending):
         return False  # reads, and a batch of index work, run in the worker thread
@@ -341,7 +341,7 @@ class Database:
             raise
         return cls(path, aconn, files, writer, wal)
 
-    async def run(self, request: Request) -> Any:
+    async def run(self, request: Request[Any]) -> Any:
         """Run one request in its own transaction (committed when this returns)."""
         if runs_inline(request):
             return self.run_inline(request)
@@ -364,7 +364,7 @@ class Database:
                 abort.set()  # stop the Python side too, between statements
                 raise
 
-    def run_inline(self, request: Request) -> Any:
+    def run_inline(self, request: Request[Any]) -> Any:
         """Run a small write (one that ``runs_inline``) now, on the loop, committed when
         this returns."""
         self._check_usable(request)
@@ -395,12 +395,12 @@ class Database:
             except apsw.Error as exc:  # (another one running at once is no error: -1s)
                 log.warning("checkpoint of %s failed: %s", self.path, describe_sqlite_error(exc))
 
-    def _check_usable(self, request: Request) -> None:
+    def _check_usable(self, request: Request[Any]) -> None:
         if self.broken is not None:
             raise _unavailable(request, self.broken)
 
     @contextmanager
-    def _errors(self, request: Request) -> Iterator[None]:
+    def _errors(self, request: Request[Any]) -> Iterator[None]:
         """Report a failure as a ``StoreError``; mark the connection broken if it is."""
         op, session_id = request.op, getattr(request, "session_id", None)
         try:
@@ -419,7 +419,7 @@ class Database:
             detail = "the caller's deadline passed while the query ran"
             raise StoreTimeout(op, detail, session_id=session_id) from exc
 
-    def run_inline_group(self, requests: list[Request]) -> list[tuple[bool, Any]]:
+    def run_inline_group(self, requests: list[Request[Any]]) -> list[tuple[bool, Any]]:
         """Run small writes (each ``runs_inline``) in one transaction on the inline
         connection: one commit for the group, each request in its own savepoint.
 
@@ -475,11 +475,11 @@ def _is_fatal(error: BaseException) -> bool:
     return isinstance(error, apsw.Error) and is_connection_error(error)
 
 
-def _unavailable(request: Request, detail: str) -> StoreUnavailable:
+def _unavailable(request: Request[Any], detail: str) -> StoreUnavailable:
     return StoreUnavailable(request.op, detail, session_id=getattr(request, "session_id", None))
 
 
-def _as_store_error(request: Request, error: BaseException) -> StoreError:
+def _as_store_error(request: Request[Any], error: BaseException) -> StoreError:
     """One failed request of a group, as ``Database.run`` would have reported it."""
     session_id = getattr(request, "session_id", None)
     if isinstance(error, StoreError):

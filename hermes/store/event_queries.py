@@ -41,7 +41,7 @@ class StoredEvent:
 
 
 @attrs.frozen(slots=True)
-class AppendEvents(Request):
+class AppendEvents(Request[int]):
     """Store a batch (any sessions); rows already stored (same session and seq) are replaced."""
 
     op: ClassVar[str] = "append_events"
@@ -53,7 +53,7 @@ class AppendEvents(Request):
 
 
 @attrs.frozen(slots=True)
-class ReadEvents(Request):
+class ReadEvents(Request[list[StoredEvent]]):
     """A session's events with ``after < seq < before``, oldest first (at most ``limit``)."""
 
     op: ClassVar[str] = "read_events"
@@ -67,7 +67,7 @@ class ReadEvents(Request):
 
 
 @attrs.frozen(slots=True)
-class LastEventSeq(Request):
+class LastEventSeq(Request[int]):
     """The highest stored seq of a session (0 without any)."""
 
     op: ClassVar[str] = "last_event_seq"

@@ -110,7 +110,7 @@ class Abort:
 
 def run_request(
     conn: apsw.Connection,
-    request: Request,
+    request: Request[Any],
     abort: Abort | None = None,
     tails: TailCache | None = None,
 ) -> Any:
@@ -148,7 +148,7 @@ def run_request(
 
 def _handle(
     conn: apsw.Connection,
-    request: Request,
+    request: Request[Any],
     abort: Abort,
     tails: TailCache | None,
     handler: Callable[[apsw.Connection, Any, Abort], Any],
@@ -164,7 +164,7 @@ def _handle(
 
 def run_requests_grouped(
     conn: apsw.Connection,
-    requests: Sequence[Request],
+    requests: Sequence[Request[Any]],
     is_fatal: Callable[[BaseException], bool],
     tails: TailCache | None = None,
 ) -> list[tuple[bool, Any]]:
@@ -506,7 +506,7 @@ def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
     ]
 
 
-_HANDLERS: dict[type[Request], Callable[[apsw.Connection, Any, Abort], Any]] = {
+_HANDLERS: dict[type[Request[Any]], Callable[[apsw.Connection, Any, Abort], Any]] = {
     CreateSession: create_session,
     AppendMessages: append_messages,
     ReplaceLast: replace_last,

@@ -11,25 +11,37 @@ its failure, since nobody else would hear of it.
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from actors import Call
 from hermes.model.types import Message, Usage
 
-from .records import ProcessRecord, ProcessRecordStatus
+from .records import (
+    AppendResult,
+    CompactionRecord,
+    DelegationRecord,
+    ProcessRecord,
+    ProcessRecordStatus,
+    SearchHit,
+    SessionInfo,
+    Transcript,
+)
+
+R_co = TypeVar("R_co", covariant=True)
 
 
 @attrs.frozen(slots=True)
 class Unattended:
     """A write sent with ``cast``: nobody waits for it, and the store logs its failure."""
 
-    request: Request
+    request: Request[Any]
 
 
 @attrs.frozen(slots=True)
-class Request:
-    """Base of every store request; ``op`` names it in errors."""
+class Request(Call[R_co]):
+    """Base of every store request; ``op`` names it in errors, ``R_co`` is its reply's type."""
 
     op: ClassVar[str] = "request"
     writes: ClassVar[bool] = True
@@ -43,7 +55,7 @@ class Request:
 
 
 @attrs.frozen(slots=True)
-class CreateSession(Request):
+class CreateSession(Request[SessionInfo]):
     op: ClassVar[str] = "create_session"
 
     model: str
@@ -54,7 +66,7 @@ class CreateSession(Request):
 
 
 @attrs.frozen(slots=True)
-class AppendMessages(Request):
+class AppendMessages(Request[AppendResult]):
     op: ClassVar[str] = "append"
 
     session_id: str
@@ -67,7 +79,7 @@ class AppendMessages(Request):
 
 
 @attrs.frozen(slots=True)
-class ReplaceLast(Request):
+class ReplaceLast(Request[AppendResult]):
     op: ClassVar[str] = "replace_last"
 
     session_id: str
@@ -78,7 +90,7 @@ class ReplaceLast(Request):
 
 
 @attrs.frozen(slots=True)
-class Truncate(Request):
+class Truncate(Request[int]):
     op: ClassVar[str] = "truncate"
 
     session_id: str
@@ -87,7 +99,7 @@ class Truncate(Request):
 
 
 @attrs.frozen(slots=True)
-class IndexPending(Request):
+class IndexPending(Request[int]):
     """Add the messages waiting in ``fts_pending`` to the full-text index; returns how many.
 
     The store sends it itself (before a search, and once enough rows wait);
@@ -99,7 +111,7 @@ class IndexPending(Request):
 
 
 @attrs.frozen(slots=True)
-class Compact(Request):
+class Compact(Request[CompactionRecord]):
     """Replace a session's whole transcript with a compacted one, keeping the old rows.
 
     The old rows move to a new archive session (``archive_of`` = this one),
@@ -122,7 +134,7 @@ class Compact(Request):
 
 
 @attrs.frozen(slots=True)
-class AddUsage(Request):
+class AddUsage(Request[SessionInfo]):
     op: ClassVar[str] = "add_usage"
     moves_tails: ClassVar[bool] = False
 
@@ -131,7 +143,7 @@ class AddUsage(Request):
 
 
 @attrs.frozen(slots=True)
-class SetTitle(Request):
+class SetTitle(Request[SessionInfo]):
     op: ClassVar[str] = "set_title"
     moves_tails: ClassVar[bool] = False
 
@@ -140,7 +152,7 @@ class SetTitle(Request):
 
 
 @attrs.frozen(slots=True)
-class EndSession(Request):
+class EndSession(Request[SessionInfo]):
     op: ClassVar[str] = "end_session"
 
     session_id: str
@@ -148,7 +160,7 @@ class EndSession(Request):
 
 
 @attrs.frozen(slots=True)
-class EndSessions(Request):
+class EndSessions(Request[tuple[str, ...]]):
     """Mark many sessions ended in one transaction (a mass cancel of subagents)."""
 
     op: ClassVar[str] = "end_sessions"
@@ -158,7 +170,7 @@ class EndSessions(Request):
 
 
 @attrs.frozen(slots=True)
-class ReopenSession(Request):
+class ReopenSession(Request[SessionInfo]):
     op: ClassVar[str] = "reopen_session"
 
     session_id: str
@@ -168,7 +180,7 @@ class ReopenSession(Request):
 
 
 @attrs.frozen(slots=True)
-class GetSession(Request):
+class GetSession(Request[SessionInfo]):
     op: ClassVar[str] = "get_session"
     writes: ClassVar[bool] = False
 
@@ -177,7 +189,7 @@ class GetSession(Request):
 
 
 @attrs.frozen(slots=True)
-class LoadSession(Request):
+class LoadSession(Request[Transcript]):
     op: ClassVar[str] = "load"
     writes: ClassVar[bool] = False
 
@@ -186,7 +198,7 @@ class LoadSession(Request):
 
 
 @attrs.frozen(slots=True)
-class ListSessions(Request):
+class ListSessions(Request[list[SessionInfo]]):
     op: ClassVar[str] = "list_sessions"
     writes: ClassVar[bool] = False
 
@@ -198,7 +210,7 @@ class ListSessions(Request):
 
 
 @attrs.frozen(slots=True)
-class Search(Request):
+class Search(Request[list[SearchHit]]):
     op: ClassVar[str] = "search"
     writes: ClassVar[bool] = False
 
@@ -219,7 +231,7 @@ class Search(Request):
 
 
 @attrs.frozen(slots=True)
-class RecordProcessStart(Request):
+class RecordProcessStart(Request[ProcessRecord]):
     """Insert a process row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_process_start"
@@ -229,7 +241,7 @@ class RecordProcessStart(Request):
 
 
 @attrs.frozen(slots=True)
-class RecordProcessFinish(Request):
+class RecordProcessFinish(Request[ProcessRecord]):
     """Mark a running process ``exited``, ``killed`` or ``lost``; a no-op if already finished."""
 
     op: ClassVar[str] = "record_process_finish"
@@ -241,7 +253,7 @@ class RecordProcessFinish(Request):
 
 
 @attrs.frozen(slots=True)
-class ClaimProcess(Request):
+class ClaimProcess(Request[ProcessRecord]):
     """Make this daemon process the owner of a running process (adoption after a restart)."""
 
     op: ClassVar[str] = "claim_process"
@@ -255,7 +267,7 @@ class ClaimProcess(Request):
 
 
 @attrs.frozen(slots=True)
-class ForgetProcess(Request):
+class ForgetProcess(Request[bool]):
     """Delete a process row (a foreground command's, once its group is reaped); a no-op if none."""
 
     op: ClassVar[str] = "forget_process"
@@ -265,7 +277,7 @@ class ForgetProcess(Request):
 
 
 @attrs.frozen(slots=True)
-class ListProcesses(Request):
+class ListProcesses(Request[list[ProcessRecord]]):
     """Process rows, oldest first: one session's or all, optionally only running ones.
 
     ``foreground``: only foreground commands' groups (True), only background
@@ -286,7 +298,7 @@ class ListProcesses(Request):
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationStart(Request):
+class RecordDelegationStart(Request[DelegationRecord]):
     """Insert a delegation row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_delegation_start"
@@ -298,7 +310,7 @@ class RecordDelegationStart(Request):
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationFinish(Request):
+class RecordDelegationFinish(Request[DelegationRecord]):
     """Mark a running delegation ``finished`` with its result; a no-op once finished."""
 
     op: ClassVar[str] = "record_delegation_finish"
@@ -309,7 +321,7 @@ class RecordDelegationFinish(Request):
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationDelivered(Request):
+class RecordDelegationDelivered(Request[DelegationRecord]):
     """Mark a finished delegation ``delivered`` (a turn took its result); idempotent."""
 
     op: ClassVar[str] = "record_delegation_delivered"
@@ -319,7 +331,7 @@ class RecordDelegationDelivered(Request):
 
 
 @attrs.frozen(slots=True)
-class ListCompactions(Request):
+class ListCompactions(Request[list[CompactionRecord]]):
     """A session's compactions, oldest first."""
 
     op: ClassVar[str] = "list_compactions"
@@ -331,7 +343,7 @@ class ListCompactions(Request):
 
 
 @attrs.frozen(slots=True)
-class ListDelegations(Request):
+class ListDelegations(Request[list[DelegationRecord]]):
     """A session's delegation rows, oldest first; only undelivered ones if ``pending_only``."""
 
     op: ClassVar[str] = "list_delegations"

@@ -11,6 +11,9 @@ from typing import Any, assert_type
 import attrs
 
 from actors import ActorRef, Call, CallTarget
+from hermes.store import SessionInfo, StoreClient, Transcript
+from hermes.store.event_queries import LastEventSeq, ReadEvents, StoredEvent
+from hermes.store.requests import EndSessions, GetSession, LoadSession
 from supervisors import ChildCounts, ChildHandle, ChildInfo, ChildSpec, SupervisorClient
 from supervisors.admin import Failure, GetChild, StartChild, WhichChildren
 
@@ -42,3 +45,12 @@ async def supervisor_calls(ref: ActorRef, client: SupervisorClient, spec: ChildS
     assert_type(await client.count_children(), ChildCounts)
     assert_type(await client.child("a"), ChildHandle)
     assert_type(await client.start_child(spec), ChildHandle | None)
+
+
+async def store_calls(ref: ActorRef, store: StoreClient) -> None:
+    assert_type(await ref.call(GetSession("s")), SessionInfo)
+    assert_type(await store.request(LoadSession("s")), Transcript)
+    assert_type(await store.request(ReadEvents("s", after=0)), list[StoredEvent])
+    assert_type(await store.request(LastEventSeq("s")), int)
+    assert_type(await store.request(EndSessions(("s",), "done")), tuple[str, ...])
+    assert_type(await store.list_sessions(), list[SessionInfo])

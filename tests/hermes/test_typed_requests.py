@@ -1,0 +1,26 @@
+"""hermes's typed requests (``Call[R]`` subclasses) are still plain frozen slotted attrs values."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import pytest
+
+from actors import Call
+from hermes.store.event_queries import ReadEvents
+from hermes.store.requests import GetSession, Request
+
+
+def test_store_requests_are_typed_calls_and_frozen_slotted_values() -> None:
+    get = GetSession("s1")
+    assert isinstance(get, Request) and isinstance(get, Call)
+    assert get == GetSession("s1") and get != GetSession("s2")
+    assert hash(get) == hash(GetSession("s1"))
+    assert not hasattr(get, "__dict__")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        get.session_id = "s2"  # type: ignore[misc]
+    read = ReadEvents("s1", after=3)
+    later = attrs.evolve(read, deadline=10.0)  # what the client does to a read
+    assert later.deadline == 10.0 and read.deadline == math.inf and later.after == 3
+    assert GetSession.op == "get_session" and not GetSession.writes
