@@ -18,8 +18,9 @@ class Actor:
     The runtime sets ``self.ctx`` before ``on_start`` runs. Messages are handled
     one at a time, in order, with system notices (``Down``, ``Exit``, ``Stale``)
     ahead of ordinary messages, but never ahead of one sent by the actor a
-    ``Down`` or ``Exit`` reports on (per-pair order). For a ``call``, the value ``receive`` returns is
-    the reply (or use ``ctx.defer_reply()`` to answer later). An exception from
+    ``Down`` or ``Exit`` reports on (per-pair order). For a ``call``, the value
+    ``receive`` returns is the reply (or use ``ctx.defer_reply()`` to answer
+    later). An exception from
     any hook or handler stops the actor with an ``error`` exit reason that its
     owner sees.
 
