@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, TypeVar, overload
 
-from actors import ActorContext, ActorExited, ActorSystem
+from actors import ActorContext, ActorExited, ActorSystem, Call, CallTarget
 from hermes.tools import ApprovalChoice
 
 from .config import BusyMode, SessionConfig
@@ -42,15 +42,15 @@ from .session import Cancelled, SessionActor
 
 DEFAULT_TIMEOUT = 10.0
 
-
-class Target(Protocol):
-    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+T = TypeVar("T")
 
 
 class SessionHandle:
     """Talk to one session. Every method has a timeout (seconds)."""
 
-    def __init__(self, target: Target, hub: EventHub, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, target: CallTarget, hub: EventHub, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.target = target
         self.hub = hub
         self.timeout = timeout
@@ -59,7 +59,13 @@ class SessionHandle:
     def id(self) -> str:
         return self.hub.session_id
 
+    @overload
+    async def _call(self, message: Call[T | Refused], timeout: float | None) -> T: ...
+    @overload
+    async def _call(self, message: object, timeout: float | None) -> Any: ...
+
     async def _call(self, message: object, timeout: float | None) -> Any:
+        """Call the session; a ``Refused`` answer is raised, anything else returned."""
         try:
             answer = await self.target.call(message, timeout=timeout or self.timeout)
         except ActorExited as exc:
@@ -77,37 +83,35 @@ class SessionHandle:
     ) -> Accepted:
         """Submit a prompt; returns how it was taken (started, queued, steered...)."""
         busy = BusyMode(mode) if isinstance(mode, str) else mode
-        accepted: Accepted = await self._call(Prompt(text, busy), timeout)
-        return accepted
+        answer = await self._call(Prompt(text, busy), timeout)
+        assert isinstance(answer, Accepted), answer  # without ``wait`` it is answered at once
+        return answer
 
     async def run(
         self, text: str, *, mode: BusyMode | str | None = None, timeout: float = 600.0
     ) -> TurnResult:
         """Submit a prompt and wait for the result of the turn that runs it."""
         busy = BusyMode(mode) if isinstance(mode, str) else mode
-        result: TurnResult = await self._call(Prompt(text, busy, wait=True), timeout)
-        return result
+        answer = await self._call(Prompt(text, busy, wait=True), timeout)
+        assert isinstance(answer, TurnResult), answer  # ``wait``: the turn's result
+        return answer
 
     async def steer(self, text: str, *, timeout: float | None = None) -> Accepted:
-        accepted: Accepted = await self._call(Steer(text), timeout)
-        return accepted
+        return await self._call(Steer(text), timeout)
 
     async def redirect(self, text: str, *, timeout: float | None = None) -> Accepted:
-        accepted: Accepted = await self._call(Redirect(text), timeout)
-        return accepted
+        return await self._call(Redirect(text), timeout)
 
     async def interrupt(
         self, reason: str = "interrupted by the user", *, timeout: float | None = None
     ) -> Accepted:
-        accepted: Accepted = await self._call(Interrupt(reason), timeout)
-        return accepted
+        return await self._call(Interrupt(reason), timeout)
 
     async def cancel(
         self, reason: str = "cancelled by the user", *, timeout: float | None = None
     ) -> Cancelled:
         """Hard-cancel the running turn; returns when the session is idle and persisted."""
-        cancelled: Cancelled = await self._call(Cancel(reason), timeout)
-        return cancelled
+        return await self._call(Cancel(reason), timeout)
 
     async def respond_approval(
         self, request_id: int, choice: ApprovalChoice | str, *, timeout: float | None = None
@@ -116,21 +120,17 @@ class SessionHandle:
 
     async def set_yolo(self, on: bool, *, timeout: float | None = None) -> bool:
         """Turn the session's yolo switch on or off; returns the new value."""
-        value: bool = await self._call(SetYolo(on), timeout)
-        return value
+        return await self._call(SetYolo(on), timeout)
 
     async def compress(self, focus: str | None = None, *, timeout: float | None = None) -> Accepted:
         """Compact the transcript (``/compress``): now when idle, else before the next step."""
-        accepted: Accepted = await self._call(Compress(focus), timeout)
-        return accepted
+        return await self._call(Compress(focus), timeout)
 
     async def state(self, *, timeout: float | None = None) -> SessionState:
-        state: SessionState = await self._call(GetState(), timeout)
-        return state
+        return await self._call(GetState(), timeout)
 
     async def close(self, reason: str = "closed", *, timeout: float | None = None) -> Cancelled:
-        cancelled: Cancelled = await self._call(Close(reason), timeout)
-        return cancelled
+        return await self._call(Close(reason), timeout)
 
     async def list_subagents(self, *, timeout: float | None = None) -> Any:
         """This session's subagents: running, queued and recently finished."""
@@ -140,8 +140,7 @@ class SessionHandle:
         self, subagent_id: str, text: str, *, timeout: float | None = None
     ) -> Accepted:
         """Steer one of this session's subagents (only its owner may: ids are per session)."""
-        accepted: Accepted = await self._call(SteerSubagent(subagent_id, text), timeout)
-        return accepted
+        return await self._call(SteerSubagent(subagent_id, text), timeout)
 
     async def stop_subagent(
         self,

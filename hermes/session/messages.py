@@ -7,59 +7,67 @@ Refusals travel back as ``Refused`` values and are raised in the caller by
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
+from actors import Call
 from hermes.model.types import Usage
 from hermes.tools import ApprovalChoice
 
 from .config import BusyMode
 
+if TYPE_CHECKING:  # named in the reply types (strings: ruff does not read them there)
+    from .events import EventHub  # noqa: F401
+    from .outcome import TurnResult  # noqa: F401
+    from .session import Cancelled  # noqa: F401
+
 
 @attrs.frozen(slots=True)
-class Prompt:
+class Prompt(Call["Accepted | TurnResult | Refused"]):
     text: str
     mode: BusyMode | None = None
     """Overrides the session's busy mode for this prompt."""
     wait: bool = False
-    """Answer with the ``TurnResult`` of the turn that ran it, not at once."""
+    """Answer with the ``TurnResult`` of the turn that ran it, not at once (an
+    ``Accepted`` otherwise)."""
 
 
 @attrs.frozen(slots=True)
-class Steer:
+class Steer(Call["Accepted | Refused"]):
     text: str
 
 
 @attrs.frozen(slots=True)
-class Redirect:
+class Redirect(Call["Accepted | Refused"]):
     text: str
 
 
 @attrs.frozen(slots=True)
-class Interrupt:
+class Interrupt(Call["Accepted | Refused"]):
     reason: str = "interrupted by the user"
 
 
 @attrs.frozen(slots=True)
-class Cancel:
+class Cancel(Call["Cancelled | Refused"]):
     reason: str = "cancelled by the user"
 
 
 @attrs.frozen(slots=True)
-class RespondApproval:
+class RespondApproval(Call["None | Refused"]):
     request_id: int
     choice: ApprovalChoice
 
 
 @attrs.frozen(slots=True)
-class SetYolo:
+class SetYolo(Call["bool | Refused"]):
     """Skip (``on``) or apply the dangerous-command list; the hardline floor always holds."""
 
     on: bool
 
 
 @attrs.frozen(slots=True)
-class Compress:
+class Compress(Call["Accepted | Refused"]):
     """Compact the transcript now (``/compress``), steering the summary toward ``focus``.
 
     Idle: a compaction job runs at once. Busy: the running turn compacts before
@@ -70,17 +78,17 @@ class Compress:
 
 
 @attrs.frozen(slots=True)
-class GetState:
+class GetState(Call["SessionState | Refused"]):
     pass
 
 
 @attrs.frozen(slots=True)
-class GetHub:
+class GetHub(Call["EventHub"]):
     """Answered with the session's ``EventHub`` (in-process subscribers)."""
 
 
 @attrs.frozen(slots=True)
-class Close:
+class Close(Call["Cancelled | Refused"]):
     reason: str = "closed"
 
 
@@ -106,7 +114,7 @@ class ListSubagents:
 
 
 @attrs.frozen(slots=True)
-class SteerSubagent:
+class SteerSubagent(Call["Accepted | Refused"]):
     """Steer one of this session's subagents by id."""
 
     subagent_id: str

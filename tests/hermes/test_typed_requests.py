@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 from actors import Call
+from hermes.session.messages import Prompt, Steer
 from hermes.store.event_queries import ReadEvents
 from hermes.store.requests import GetSession, Request
 
@@ -24,3 +25,12 @@ def test_store_requests_are_typed_calls_and_frozen_slotted_values() -> None:
     later = attrs.evolve(read, deadline=10.0)  # what the client does to a read
     assert later.deadline == 10.0 and read.deadline == math.inf and later.after == 3
     assert GetSession.op == "get_session" and not GetSession.writes
+
+
+def test_session_requests_are_typed_calls_and_frozen_slotted_values() -> None:
+    steer = Steer("left")
+    assert isinstance(steer, Call) and steer == Steer("left") and steer != Steer("right")
+    assert not hasattr(steer, "__dict__")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        steer.text = "right"  # type: ignore[misc]
+    assert Prompt("hi", wait=True) == Prompt("hi", None, True)

@@ -11,6 +11,10 @@ from typing import Any, assert_type
 import attrs
 
 from actors import ActorRef, Call, CallTarget
+from hermes.session import SessionHandle
+from hermes.session.events import EventHub
+from hermes.session.messages import Accepted, GetHub, Prompt, Refused, SessionState, Steer
+from hermes.session.outcome import TurnResult
 from hermes.store import SessionInfo, StoreClient, Transcript
 from hermes.store.event_queries import LastEventSeq, ReadEvents, StoredEvent
 from hermes.store.requests import EndSessions, GetSession, LoadSession
@@ -54,3 +58,13 @@ async def store_calls(ref: ActorRef, store: StoreClient) -> None:
     assert_type(await store.request(LastEventSeq("s")), int)
     assert_type(await store.request(EndSessions(("s",), "done")), tuple[str, ...])
     assert_type(await store.list_sessions(), list[SessionInfo])
+
+
+async def session_calls(ref: ActorRef, session: SessionHandle) -> None:
+    assert_type(await ref.call(Steer("x")), Accepted | Refused)
+    assert_type(await ref.call(Prompt("x")), Accepted | TurnResult | Refused)
+    assert_type(await ref.call(GetHub()), EventHub)
+    assert_type(await session.prompt("x"), Accepted)
+    assert_type(await session.run("x"), TurnResult)
+    assert_type(await session.state(), SessionState)
+    assert_type(await session.set_yolo(True), bool)
