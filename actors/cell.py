@@ -50,7 +50,45 @@ RECENT_EXITS = 16
 
 
 class ActorCell:
-    """Runtime state of one actor incarnation. Internal: actor code uses ``ActorContext``."""
+    """Runtime state of one actor incarnation. Internal: actor code uses ``ActorContext``.
+
+    ``state`` moves one way, STARTING -> RUNNING -> STOPPING -> EXITED (a crash
+    or kill in ``on_start`` goes from STARTING straight to STOPPING). A graceful
+    stop (``request_stop``) queues ``_Stop`` in the system lane; a hard kill
+    (``kill``) records ``_kill_reason``, starts the hard deadline (kill grace
+    from now) and cancels whatever runs:
+
+    ==========  ===============================  ======================================
+    state       graceful stop                    hard kill
+    ==========  ===============================  ======================================
+    STARTING    ``_Stop`` waits; the loop reads  the task's scope is cancelled (as the
+                it once ``on_start`` returned    task starts, if it has not run yet);
+                                                 a ``spawn`` waiting for ``on_start``
+                                                 raises ``StartFailed``
+    RUNNING     ``_Stop`` is read after the      idle: the parked loop is woken and
+                current message (after the       returns ``_kill_reason``; busy: the
+                queue, with                      handler's scope is cancelled; the
+                ``serve_queued_on_stop``)        exit reason is the kill's
+    STOPPING    tasks cancelled, children        the running cleanup scope is
+                stopped (``child_stop_order``),  cancelled; what is left of cleanup
+                then ``on_stop``, each phase by  ends by the hard deadline; a graceful
+                the stop deadline (else the      exit becomes ``killed``
+                shutdown budget from its start);
+                a new request only brings the
+                deadline closer; a linked
+                actor's exit no longer kills it
+    EXITED      no effect; ``stop`` returns      no effect; ``exit_reason`` is final;
+                ``exit_reason``                  replies, monitors, links and the
+                                                 parent were settled once
+                                                 (``finalize``)
+    ==========  ===============================  ======================================
+
+    After a kill, every cleanup phase (tasks, children, ``on_stop``) runs under
+    the hard deadline. A killed actor that has not exited by its hard deadline
+    plus the kill margin is reported unkillable (``report_unkillable``): it
+    leaves its parent's children and the registry, ``unkillable`` is set, and
+    it keeps its state until it does exit.
+    """
 
     __slots__ = (
         "_cleanup_scope",
@@ -107,45 +145,91 @@ class ActorCell:
         restarts: int,
     ) -> None:
         now = trio.current_time()
+        # The system that spawned it; never changes.
         self.system = system
+        # The actor instance; None once exited (``release``), so a dead actor is
+        # freed by reference counting.
         self.actor: Actor | None = actor
+        # The actor's class name, kept for snapshots and events after ``actor`` is gone.
         self.actor_class = type(actor).__qualname__
+        # The cell that spawned it (None: top level); never changes, even after exit.
         self.parent = parent
+        # Unique in the system, never reused; refs compare and hash by it.
         self.id = cell_id
+        # "/parent/.../name"; a replacement (or an unkillable one's successor) reuses it.
         self.path = path
+        # This incarnation's ref; None once exited (a ref holds its cell: no cycle).
         self._ref: ActorRef | None = ActorRef(self)
+        # Ordinary and system lanes; closed (refusing, dropping) from ``finalize`` on.
         self.mailbox = Mailbox(path, mailbox, self._on_drop)
+        # Default graceful-stop budget in seconds (``stop(timeout=None)``, cleanup).
         self.shutdown_budget = shutdown_budget
+        # Restarts before this incarnation (the supervisor's count); never changes.
         self.restarts = restarts
+        # STARTING -> RUNNING -> STOPPING -> EXITED, one way only (see the class).
         self.state = State.STARTING
+        # Why it exited; None until ``finalize``, then final. Set iff state is EXITED.
         self.exit_reason: ExitReason | None = None
+        # True: a linked actor's exit arrives as an ``Exit`` message instead of killing it.
         self.trap_exits = actor.trap_exits
+        # False once the parent stopped or killed it: its exit is then no link signal.
         self.linked_to_parent = True
+        # Its system-wide registered name, if any (the registry keeps it in step).
         self.registered_name: str | None = None
+        # Set once, when reported unkillable; it is then detached from parent and registry.
         self.unkillable = False
+        # trio time of the spawn.
         self.started_at = now
+        # trio time of the last message taken or ``ctx.beat()`` (liveness reads it).
         self.last_beat = now
+        # What the last ``ctx.beat(activity)`` said it was doing, for stale reports.
         self.last_activity: str | None = None
+        # Live children by name, in start order; None until the first and after exit.
+        # A child leaves on its exit or when reported unkillable.
         self.children: dict[str, ActorCell] | None = None
+        # The last RECENT_EXITS children's (path, reason, time), for introspection.
         self.recent_exits: deque[tuple[str, ExitReason, float]] | None = None
+        # Owned tasks still running (``start_task``); None or empty when there are none.
         self._tasks: set[OwnedTask] | None = None
+        # Set (then dropped) when the last owned task or child is gone; one waiter.
         self._emptied: trio.Event | None = None
+        # The scope around ``on_start`` and the loop; not None only while they run.
         self._scope: trio.CancelScope | None = None
+        # The shielded scope of the cleanup phase running now (``CleanupScope``), if any.
         self._cleanup_scope: trio.CancelScope | None = None
+        # Why it was killed; set once (first kill, outside cancellation, or children
+        # outliving the budget), then cleanup runs under ``_hard_deadline``; None
+        # if never killed, and after ``release``.
         self._kill_reason: ExitReason | None = None
+        # Deadline of the graceful stop asked for; only ever moves closer; inf if none.
         self._stop_deadline = math.inf
+        # All cleanup ends by this after a kill (kill grace from the kill, or a
+        # parent's earlier one); inf until killed; only ever moves closer.
         self._hard_deadline = math.inf
+        # True once a ``_Stop`` was queued, so a second stop request queues no other.
         self._stop_requested = False
+        # Set at exit for ``wait_exited``; made on the first wait, None after exit.
         self._exited_event: trio.Event | None = None
+        # The spawner's wait for ``on_start``; not None exactly while it is pending.
         self._start_slot: ReplySlot | None = None
+        # The envelope being handled; None between messages.
         self._current: Envelope | None = None
+        # True while the current call's reply was deferred (``ctx.defer_reply``).
         self._current_deferred = False
+        # The notice (Down, Exit, Stale, TaskEnded) being handled; None between them.
         self._notice: Any = None
+        # Deferred replies not yet answered; each fails with ``ActorExited`` at exit.
         self._deferred: set[ReplySlot] | None = None
+        # Monitors on this actor: ref -> watching cell (None: no one to tell).
+        # Each watcher gets one ``Down`` at exit; None after.
         self._monitors: dict[MonitorRef, ActorCell | None] | None = None
+        # Linked peers (links are symmetric: each holds the other); None after exit.
         self._links: set[ActorCell] | None = None
+        # Its timers (``send_after``, liveness ticks); all cancelled at exit.
         self._timers: TimerQueue | None = None
+        # Liveness watches it holds on other cells: watched cell -> its tick timer.
         self._liveness: dict[ActorCell, Timer] | None = None
+        # True while a liveness probe is queued, so at most one is.
         self._probe_pending = False
         actor.ctx = ActorContext(self)
 
