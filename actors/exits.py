@@ -45,12 +45,12 @@ class ExitReason:
     detail: str = ""
     by: str | None = None
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
-    _traceback: str | None = attrs.field(default=None, eq=False, repr=False, alias="traceback")
+    _traceback: str | CapturedTraceback | None = attrs.field(
+        default=None, eq=False, repr=False, alias="traceback"
+    )
+    """The text, or a caught crash's capture until first read (``attrs.evolve`` keeps it)."""
     cause: ExitReason | None = None
     heartbeat_age: float | None = None
-    _captured: CapturedTraceback | None = attrs.field(
-        default=None, init=False, eq=False, repr=False
-    )
 
     @property
     def traceback(self) -> str | None:
@@ -59,17 +59,17 @@ class ExitReason:
         Formatting costs tens of microseconds (source lines, caret anchors), so a
         crash-and-restart does not pay for it unless someone looks.
         """
-        if self._traceback is None:
-            captured = self._captured
-            if captured is not None:
-                text = captured.format()
-                object.__setattr__(self, "_captured", None)
-            elif self.error is not None:
-                text = "".join(traceback.format_exception(self.error))
-            else:
-                return None
-            object.__setattr__(self, "_traceback", text)
-        return self._traceback
+        text = self._traceback
+        if isinstance(text, str):
+            return text
+        if text is not None:
+            text = text.format()
+        elif self.error is not None:
+            text = "".join(traceback.format_exception(self.error))
+        else:
+            return None
+        object.__setattr__(self, "_traceback", text)
+        return text
 
     @property
     def is_normal(self) -> bool:
@@ -115,7 +115,7 @@ class ExitReason:
         ~100 us per crash, a third of a supervised restart.
         """
         reason = cls.from_exception(exc, where)
-        object.__setattr__(reason, "_captured", CapturedTraceback(exc))
+        object.__setattr__(reason, "_traceback", CapturedTraceback(exc))
         return reason
 
     @classmethod

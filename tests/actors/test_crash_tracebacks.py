@@ -105,3 +105,30 @@ def test_the_captured_text_is_the_traceback_modules(raiser: Any) -> None:
         assert captured.format() == expected
     else:
         pytest.fail("did not raise")
+
+
+class CrashingStop(Actor):
+    """Its stop hook raises."""
+
+    async def receive(self, message: Any) -> None:
+        self.ctx.stop()
+
+    async def on_stop(self, reason: Any) -> None:
+        _explode_in_on_stop()
+
+
+def _explode_in_on_stop() -> None:
+    raise ValueError("stop hook failed")
+
+
+async def test_a_stop_hook_crash_keeps_its_frames(system: ActorSystem) -> None:
+    """The hook's crash becomes the exit (with the stop as its cause): still with frames."""
+    ref = await system.spawn(CrashingStop())
+    await ref.cast("stop")
+    with trio.fail_after(60):
+        reason = await ref.wait_exited()
+    assert reason.kind is ExitKind.ERROR
+    assert reason.cause is not None
+    assert reason.traceback is not None
+    assert "_explode_in_on_stop" in reason.traceback
+    assert "ValueError: stop hook failed" in reason.traceback
