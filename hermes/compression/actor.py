@@ -16,7 +16,7 @@ from __future__ import annotations
 import attrs
 import trio
 
-from actors import Actor, MailboxConfig, Overflow
+from actors import Actor, Call, MailboxConfig, Overflow
 from hermes.model import Message, ModelClient, ModelError, ModelRequest, TextBlock, Usage
 
 from .settings import CompressionSettings
@@ -24,7 +24,7 @@ from .summary import SUMMARY_SYSTEM, GarbageSummary, accept_summary
 
 
 @attrs.frozen(slots=True)
-class Summarise:
+class Summarise(Call["SummaryResult"]):
     """The one request a compressor handles: the summary prompt to send."""
 
     prompt: str

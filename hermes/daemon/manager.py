@@ -25,11 +25,11 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar  # noqa: F401 (Any: in reply types, strings)
 
 import attrs
 
-from actors import Actor, ActorRef, ExitReason
+from actors import Actor, ActorRef, Call, CallTarget, ExitReason
 from hermes.memory import MemoryTool
 from hermes.processes import ProcessConfig, ProcessService, sweep_leftovers
 from hermes.session import (
@@ -57,12 +57,14 @@ from .config import BUSY_MODES, Settings
 from .errors import RequestError, SessionIsClosed, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
-from .providers import GetProviders, Providers
+from .providers import GetProviders
 from .session_settings import compression_settings, memory_store, review_settings
 from .sessions_view import SessionsView
 from .workdir import resolve_cwd
 
 log = logging.getLogger("hermes.daemon.sessions")
+
+T = TypeVar("T")
 
 SESSION_SHUTDOWN = 15.0  # the session's own budget (12 s) plus margin
 PROCESSES_NAME = "processes"
@@ -73,48 +75,48 @@ PROCESSES_NAME = "processes"
 
 
 @attrs.frozen(slots=True)
-class Create:
+class Create(Call["SessionView | Failed"]):
     title: str | None = None
     cwd: str | None = None
     busy_mode: str | None = None
 
 
 @attrs.frozen(slots=True)
-class ListAll:
+class ListAll(Call["list[SessionView] | Failed"]):
     limit: int = 50
     include_ended: bool = True
 
 
 @attrs.frozen(slots=True)
-class Get:
+class Get(Call["SessionView | Failed"]):
     session_id: str
 
 
 @attrs.frozen(slots=True)
-class Resume:
+class Resume(Call["SessionView | Failed"]):
     session_id: str
 
 
 @attrs.frozen(slots=True)
-class Close:
+class Close(Call["dict[str, Any] | Failed"]):
     session_id: str
     reason: str = "closed by the user"
 
 
 @attrs.frozen(slots=True)
-class Lookup:
+class Lookup(Call["Entry | Failed"]):
     """Answered with an ``Entry`` (the session resumed if it was not running)."""
 
     session_id: str
 
 
 @attrs.frozen(slots=True)
-class Status:
+class Status(Call["dict[str, Any] | Failed"]):
     pass
 
 
 @attrs.frozen(slots=True)
-class Running:
+class Running(Call["list[Entry] | Failed"]):
     """Answered with an ``Entry`` per running session (none is resumed)."""
 
 
@@ -197,7 +199,7 @@ class SessionsManager(Actor):
         if store_ref is None or providers_ref is None:
             raise RuntimeError("the store and providers must start before the sessions manager")
         self.store = StoreClient(store_ref, lane=self.settings.store_lane)
-        self.providers: Providers = await providers_ref.call(GetProviders())
+        self.providers = await providers_ref.call(GetProviders())
         self.subagents = SubagentRuntime()
         self.process_config = ProcessConfig(
             leftover_commands=self.settings.config.get("processes", "leftover_commands")
@@ -453,12 +455,15 @@ class ManagerClient:
     (``sessions_view.py``).
     """
 
-    def __init__(self, ref: Any, timeout: float = 30.0, view: SessionsView | None = None) -> None:
+    def __init__(
+        self, ref: CallTarget, timeout: float = 30.0, view: SessionsView | None = None
+    ) -> None:
         self.ref = ref
         self.timeout = timeout
         self.view = view
 
-    async def call(self, message: object, timeout: float | None = None) -> Any:
+    async def call(self, message: Call[T | Failed], timeout: float | None = None) -> T:
+        """Call the manager; a ``Failed`` answer is raised, anything else returned."""
         answer = await self.ref.call(message, timeout=timeout or self.timeout)
         if isinstance(answer, Failed):
             raise answer.error
@@ -468,5 +473,4 @@ class ManagerClient:
         running = self.view.running(session_id) if self.view is not None else None
         if running is not None:
             return running
-        entry: Entry = await self.call(Lookup(session_id))
-        return entry
+        return await self.call(Lookup(session_id))

@@ -16,7 +16,7 @@ import secrets
 import attrs
 import trio
 
-from actors import Actor
+from actors import Actor, Call
 from hermes.fake import FakeProvider
 from hermes.model import ModelClient
 
@@ -26,7 +26,7 @@ log = logging.getLogger("hermes.daemon.providers")
 
 
 @attrs.frozen(slots=True)
-class GetProviders:
+class GetProviders(Call["Providers"]):
     pass
 
 
@@ -39,7 +39,7 @@ class Providers:
 
 
 @attrs.frozen(slots=True)
-class _Serve:
+class _Serve(Call[str]):
     pass
 
 
@@ -79,7 +79,7 @@ class ProvidersActor(Actor):
         fake = await self.ctx.spawn(
             FakeServer(key, config.get("model", "fake_event_delay")), name="fake", shutdown=0
         )
-        fake_url: str = await fake.call(_Serve())
+        fake_url = await fake.call(_Serve())
         client = ModelClient(api_key=key, base_url=fake_url, trust_env=False)
         self.providers = Providers(client, config.model, True, fake_url)
         log.warning(

@@ -351,7 +351,7 @@ class Methods:
         if session is not None:
             entry = await self.s.manager.lookup(session)
             return [_process(info) for info in await _processes(entry).list()]
-        entries: list[Entry] = await self.s.manager.call(Running())
+        entries = await self.s.manager.call(Running())
         rows: list[ProcessInfo] = []
 
         async def one(entry: Entry) -> None:

@@ -35,7 +35,7 @@ import attrs
 import trio
 import trio_websocket
 
-from actors import Actor, ActorRef, Exit, MailboxConfig, Overflow
+from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow
 from hermes.daemon.config import Settings
 from hermes.daemon.errors import RequestError
 from hermes.daemon.manager import Entry, ManagerClient, Status
@@ -93,7 +93,7 @@ class _Run:
 
 
 @attrs.frozen(slots=True)
-class GetAddress:
+class GetAddress(Call[tuple[str, int]]):
     pass
 
 

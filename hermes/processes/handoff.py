@@ -32,10 +32,12 @@ from __future__ import annotations
 import codecs
 import enum
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
+
+from actors import Call, CallTarget
 
 from .limits import PatternLimiter
 from .lines import LineSplitter
@@ -46,10 +48,8 @@ if TYPE_CHECKING:
     from .service import ProcessService
 
 
-class AdoptTarget(Protocol):
-    """Where ``Adopt`` goes: the parent's registry (an ``ActorRef``)."""
-
-    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+AdoptTarget = CallTarget
+"""Where ``Adopt`` goes: the parent's registry (an ``ActorRef``)."""
 
 
 HandedSink = Callable[[ProcessInfo], None]
@@ -121,7 +121,7 @@ class Transfer:
 
 
 @attrs.frozen(slots=True)
-class HandOff:
+class HandOff(Call[ProcessInfo]):
     """To a child's watcher (a call): move this process to ``to``'s registry."""
 
     to: AdoptTarget
@@ -132,7 +132,7 @@ class HandOff:
 
 
 @attrs.frozen(slots=True)
-class Adopt:
+class Adopt(Call[ProcessInfo]):
     """To the parent's registry (a call): take ``transfer`` if ``ticket`` is still pending."""
 
     transfer: Transfer

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from actors import ActorRef
+from actors import ActorRef, Call
 
-from .state import ProcessInfo
+from .state import LogResult, PollResult, ProcessInfo, WaitResult
 
 # -- calls to the registry -------------------------------------------------------------
 
@@ -32,35 +32,35 @@ class StartSpec:
 
 
 @attrs.frozen(slots=True)
-class Start:
+class Start(Call[ProcessInfo]):
     spec: StartSpec
 
 
 @attrs.frozen(slots=True)
-class ListAll:
+class ListAll(Call[list[ProcessInfo]]):
     pass
 
 
 @attrs.frozen(slots=True)
-class Poll:
+class Poll(Call[PollResult]):
     process_id: str
 
 
 @attrs.frozen(slots=True)
-class Log:
+class Log(Call[LogResult]):
     process_id: str
     offset: int | None
     limit: int
 
 
 @attrs.frozen(slots=True)
-class Wait:
+class Wait(Call[WaitResult]):
     process_id: str
     timeout: float
 
 
 @attrs.frozen(slots=True)
-class Route:
+class Route(Call["Routed"]):
     """Where to send a kill or stdin request: the process's watcher, if it still runs."""
 
     process_id: str
@@ -97,17 +97,17 @@ class Finished:
 
 
 @attrs.frozen(slots=True)
-class Kill:
+class Kill(Call[ProcessInfo]):
     pass
 
 
 @attrs.frozen(slots=True)
-class Write:
+class Write(Call[int]):
     data: bytes
 
 
 @attrs.frozen(slots=True)
-class CloseStdin:
+class CloseStdin(Call[ProcessInfo]):
     pass
 
 

@@ -11,11 +11,11 @@ answer is ``ProcessServiceUnavailable``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TypeVar
 
 import trio
 
-from actors import ActorExited, CallTimeout, MailboxFull
+from actors import ActorExited, Call, CallTarget, CallTimeout, MailboxFull
 
 from .config import ProcessConfig
 from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable
@@ -39,8 +39,7 @@ WAIT_MARGIN = 5.0
 """Seconds a wait call may take beyond its own timeout before the call gives up."""
 
 
-class CallTarget(Protocol):
-    async def call(self, message: Any, timeout: float | None = None) -> Any: ...
+T = TypeVar("T")
 
 
 class ProcessService:
@@ -76,7 +75,7 @@ class ProcessService:
         c = self.config
         return c.kill_grace + 2 * c.kill_wait + c.drain_timeout + c.store_timeout + self.timeout
 
-    async def _call(self, target: CallTarget, message: Any, timeout: float | None) -> Any:
+    async def _call(self, target: CallTarget, message: Call[T], timeout: float | None) -> T:
         limit = self.timeout if timeout is None else timeout
         try:
             return await target.call(message, timeout=limit)
@@ -113,20 +112,17 @@ class ProcessService:
             notify_on_complete=notify_on_complete,
             close_stdin=close_stdin,
         )
-        info: ProcessInfo = await self._call(
+        return await self._call(
             self.registry, Start(spec), self.start_timeout if timeout is None else timeout
         )
-        return info
 
     async def list(self, *, timeout: float | None = None) -> list[ProcessInfo]:
         """Every process the registry holds (running and recently finished), oldest first."""
-        infos: list[ProcessInfo] = await self._call(self.registry, ListAll(), timeout)
-        return infos
+        return await self._call(self.registry, ListAll(), timeout)
 
     async def poll(self, process_id: str, *, timeout: float | None = None) -> PollResult:
         """Status, exit code and the last 1,000 characters of output."""
-        result: PollResult = await self._call(self.registry, Poll(process_id), timeout)
-        return result
+        return await self._call(self.registry, Poll(process_id), timeout)
 
     async def log(
         self,
@@ -138,8 +134,7 @@ class ProcessService:
     ) -> LogResult:
         """A page of output from absolute ``offset`` (the last ``limit`` characters if None)."""
         size = self.config.log_limit if limit is None else limit
-        result: LogResult = await self._call(self.registry, Log(process_id, offset, size), timeout)
-        return result
+        return await self._call(self.registry, Log(process_id, offset, size), timeout)
 
     async def wait(
         self, process_id: str, timeout: float, *, interrupt: trio.Event | None = None
@@ -181,8 +176,7 @@ class ProcessService:
     # -- kill and stdin -------------------------------------------------------------------
 
     async def _route(self, process_id: str, timeout: float | None) -> Routed:
-        routed: Routed = await self._call(self.registry, Route(process_id), timeout)
-        return routed
+        return await self._call(self.registry, Route(process_id), timeout)
 
     async def kill(self, process_id: str, *, timeout: float | None = None) -> ProcessInfo:
         """SIGTERM the group, SIGKILL it after the grace, reap, verify; returns the final state.
@@ -194,7 +188,7 @@ class ProcessService:
             return routed.info
         limit = self.kill_timeout if timeout is None else timeout
         try:
-            info: ProcessInfo = await routed.watcher.call(Kill(), timeout=limit)
+            info = await routed.watcher.call(Kill(), timeout=limit)
         except ActorExited:
             return (await self.poll(process_id)).info  # it finished meanwhile
         except CallTimeout as exc:
@@ -203,7 +197,7 @@ class ProcessService:
             ) from exc
         return info
 
-    async def _to_watcher(self, process_id: str, message: Any, timeout: float | None) -> Any:
+    async def _to_watcher(self, process_id: str, message: Call[T], timeout: float | None) -> T:
         routed = await self._route(process_id, timeout)
         if routed.watcher is None:
             raise ProcessNotRunning(
@@ -251,7 +245,7 @@ class ProcessService:
         limit = adopt_timeout + self.timeout if timeout is None else timeout
         request = HandOff(parent.registry, target.session_id, target.on_handed, adopt_timeout)
         try:
-            info: ProcessInfo = await routed.watcher.call(request, timeout=limit)
+            info = await routed.watcher.call(request, timeout=limit)
         except ActorExited as exc:
             raise ProcessNotRunning(
                 f"Background process {process_id} finished before it could be handed over."
@@ -266,8 +260,7 @@ class ProcessService:
         """Write ``data`` (UTF-8) to the process's stdin; returns the bytes written."""
         if not isinstance(data, str):
             raise ProcessError(f"data must be a string, got {type(data).__name__}")
-        written: int = await self._to_watcher(process_id, Write(data.encode()), timeout)
-        return written
+        return await self._to_watcher(process_id, Write(data.encode()), timeout)
 
     async def submit(self, process_id: str, data: str, *, timeout: float | None = None) -> int:
         """``write`` plus a newline (answering a prompt)."""
@@ -275,5 +268,4 @@ class ProcessService:
 
     async def close_stdin(self, process_id: str, *, timeout: float | None = None) -> ProcessInfo:
         """Close the process's stdin (it reads end-of-file)."""
-        info: ProcessInfo = await self._to_watcher(process_id, CloseStdin(), timeout)
-        return info
+        return await self._to_watcher(process_id, CloseStdin(), timeout)

@@ -300,7 +300,7 @@ class ContextKeeper:
         ref = await owner.spawn(compressor, name="compressor")
         answered = False
         try:
-            result: SummaryResult = await ref.call(
+            result = await ref.call(
                 Summarise(plan.summary_prompt),
                 timeout=self.settings.summary_timeout + SUMMARY_CALL_MARGIN,
             )

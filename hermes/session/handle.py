@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from actors import ActorContext, ActorExited, ActorSystem, Call, CallTarget
 from hermes.tools import ApprovalChoice
@@ -59,12 +59,7 @@ class SessionHandle:
     def id(self) -> str:
         return self.hub.session_id
 
-    @overload
-    async def _call(self, message: Call[T | Refused], timeout: float | None) -> T: ...
-    @overload
-    async def _call(self, message: object, timeout: float | None) -> Any: ...
-
-    async def _call(self, message: object, timeout: float | None) -> Any:
+    async def _call(self, message: Call[T | Refused], timeout: float | None) -> T:
         """Call the session; a ``Refused`` answer is raised, anything else returned."""
         try:
             answer = await self.target.call(message, timeout=timeout or self.timeout)

@@ -7,7 +7,7 @@ Refusals travel back as ``Refused`` values and are raised in the caller by
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -109,8 +109,10 @@ class MachineInput:
 
 
 @attrs.frozen(slots=True)
-class ListSubagents:
-    """Answered with the session's subagents (running, queued and recently finished)."""
+class ListSubagents(Call[Any]):
+    """Answered with the session's subagents (running, queued and recently finished).
+
+    Its reply types belong to ``hermes.subagents``, which this package does not import."""
 
 
 @attrs.frozen(slots=True)
@@ -122,7 +124,7 @@ class SteerSubagent(Call["Accepted | Refused"]):
 
 
 @attrs.frozen(slots=True)
-class StopSubagent:
+class StopSubagent(Call[Any]):
     """Stop one of this session's subagents by id (its whole subtree is cancelled)."""
 
     subagent_id: str

@@ -15,14 +15,14 @@ import re
 import attrs
 import trio
 
-from actors import Actor, ActorContext, ActorExited, MailboxConfig, Overflow
+from actors import Actor, ActorContext, ActorExited, Call, MailboxConfig, Overflow
 from hermes.tools import Invoker, PreparedCall, ToolContext, ToolOutcome, ToolRegistry
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 @attrs.frozen(slots=True)
-class RunCall:
+class RunCall(Call[ToolOutcome]):
     prepared: PreparedCall
     ctx: ToolContext
 
@@ -58,7 +58,7 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
         ref = await spawner.spawn(ToolWorker(registry), name=worker_name(call.id))
         answered = False
         try:
-            outcome: ToolOutcome = await ref.call(RunCall(prepared, ctx), timeout=math.inf)
+            outcome = await ref.call(RunCall(prepared, ctx), timeout=math.inf)
             answered = True  # the worker stops by itself after replying
             return outcome
         except ActorExited as exc:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
+
+from actors import Call
 
 from .tasks import TaskSpec
 
+if TYPE_CHECKING:  # named in the reply type (a string: ruff does not read it there)
+    from hermes.session import Refused  # noqa: F401
+
+    from .results import BatchResult, DelegationStarted  # noqa: F401
+
 
 @attrs.frozen(slots=True)
-class Delegate:
+class Delegate(Call["BatchResult | DelegationStarted | Refused"]):
     """Start a batch (call). Inline: answered with ``BatchResult`` when every task ended;
     background: answered at once with ``DelegationStarted``."""
 

@@ -69,7 +69,6 @@ class SubagentService:
             raise DelegationError(f"The subagent supervisor did not answer: {error}") from error
         if isinstance(answer, Refused):
             raise answer.error
-        assert isinstance(answer, BatchResult | DelegationStarted)
         return answer
 
     def abandon(self, delegation_id: str, reason: str) -> None:

@@ -8,6 +8,10 @@ import attrs
 import pytest
 
 from actors import Call
+from hermes.daemon.manager import Lookup, Running
+from hermes.daemon.providers import GetProviders
+from hermes.gateway.server import GetAddress
+from hermes.processes.messages import Kill, Write
 from hermes.session.messages import Prompt, Steer
 from hermes.store.event_queries import ReadEvents
 from hermes.store.requests import GetSession, Request
@@ -34,3 +38,12 @@ def test_session_requests_are_typed_calls_and_frozen_slotted_values() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         steer.text = "right"  # type: ignore[misc]
     assert Prompt("hi", wait=True) == Prompt("hi", None, True)
+
+
+def test_daemon_and_process_requests_are_typed_calls_and_frozen_slotted_values() -> None:
+    for request in (GetAddress(), Lookup("s1"), Running(), Kill(), Write(b"x"), GetProviders()):
+        assert isinstance(request, Call)
+        assert request == type(request)(*attrs.astuple(request, recurse=False))
+        assert not hasattr(request, "__dict__")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        Lookup("s1").session_id = "s2"  # type: ignore[misc]

@@ -11,13 +11,24 @@ from typing import Any, assert_type
 import attrs
 
 from actors import ActorRef, Call, CallTarget
+from hermes.compression.actor import Summarise, SummaryResult
+from hermes.daemon.manager import Entry, Lookup, ManagerClient, Running, Status
+from hermes.daemon.providers import GetProviders, Providers
+from hermes.gateway.server import GetAddress as GatewayAddress
+from hermes.processes import ProcessService
+from hermes.processes.messages import Kill, Route, Routed, Write
+from hermes.processes.state import PollResult, ProcessInfo
 from hermes.session import SessionHandle
 from hermes.session.events import EventHub
 from hermes.session.messages import Accepted, GetHub, Prompt, Refused, SessionState, Steer
 from hermes.session.outcome import TurnResult
+from hermes.session.workers import RunCall
 from hermes.store import SessionInfo, StoreClient, Transcript
 from hermes.store.event_queries import LastEventSeq, ReadEvents, StoredEvent
 from hermes.store.requests import EndSessions, GetSession, LoadSession
+from hermes.subagents.messages import Delegate
+from hermes.subagents.results import BatchResult, DelegationStarted
+from hermes.tools import ToolOutcome
 from supervisors import ChildCounts, ChildHandle, ChildInfo, ChildSpec, SupervisorClient
 from supervisors.admin import Failure, GetChild, StartChild, WhichChildren
 
@@ -68,3 +79,23 @@ async def session_calls(ref: ActorRef, session: SessionHandle) -> None:
     assert_type(await session.run("x"), TurnResult)
     assert_type(await session.state(), SessionState)
     assert_type(await session.set_yolo(True), bool)
+
+
+async def daemon_calls(ref: ActorRef, manager: ManagerClient, processes: ProcessService) -> None:
+    assert_type(await ref.call(GatewayAddress()), tuple[str, int])
+    assert_type(await ref.call(GetProviders()), Providers)
+    assert_type(await manager.call(Running()), list[Entry])
+    assert_type(await manager.call(Lookup("s")), Entry)
+    assert_type(await manager.lookup("s"), Entry)
+    assert_type(await manager.call(Status()), dict[str, Any])
+    assert_type(await ref.call(Route("p")), Routed)
+    assert_type(await ref.call(Kill()), ProcessInfo)
+    assert_type(await ref.call(Write(b"x")), int)
+    assert_type(await processes.poll("p"), PollResult)
+    assert_type(await processes.write("p", "x"), int)
+
+
+async def one_shot_calls(ref: ActorRef, run: RunCall) -> None:
+    assert_type(await ref.call(Summarise("p")), SummaryResult)
+    assert_type(await ref.call(run), ToolOutcome)
+    assert_type(await ref.call(Delegate("d", ())), BatchResult | DelegationStarted | Refused)
