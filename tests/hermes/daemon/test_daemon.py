@@ -103,12 +103,14 @@ def test_an_invalid_config_file_stops_the_daemon_from_starting(tmp_path: Path) -
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with running_daemon(tmp_path, "[model]\nfake_event_delay = 0.2\n") as d:
+    # 1 s an event: a long turn streams for about 40 s, so a CLI started to cancel it
+    # (its imports take seconds on a busy machine) always finds it running
+    with running_daemon(tmp_path, "[model]\nfake_event_delay = 1.0\n") as d:
         yield d
 
 
 async def _long_turn(d: Daemon) -> tuple[str, int]:
-    """A session with a turn streaming for a few seconds (cancelled by the caller)."""
+    """A session with a turn streaming for about 40 s (cancelled by the caller)."""
     async with connect(d.endpoint) as client:  # type: ignore[arg-type]
         session: str = (await client.call("session.create"))["id"]
         await client.call("events.subscribe", session=session)
