@@ -25,6 +25,8 @@ with ``PYTHONTRACEMALLOC`` set, imports alone take tens of seconds.
 """
 EXIT_BOUND = 120.0
 """How long a stopping daemon (or a CLI command) may take before a test gives up on it."""
+CLI_BOUND = 180.0
+"""A test that runs a few CLI commands and turns: each CLI start imports for seconds when busy."""
 
 LONG_PROMPT = "please tell me a long story about " + " ".join(f"word{i}" for i in range(240))
 """The demo model echoes it back in ~40 deltas: a turn that streams for a while."""

@@ -12,7 +12,7 @@ import trio
 
 from hermes.gateway.client import GatewayError, connect
 from hermes.memory import MemoryStore
-from tests.hermes.daemon.daemon_proc import Daemon, running_daemon
+from tests.hermes.daemon.daemon_proc import CLI_BOUND, Daemon, running_daemon
 from tests.hermes.gateway.test_gateway import ahttp, new_session, until
 
 CONFIG = """
@@ -41,7 +41,7 @@ def memory_of(daemon: Daemon) -> MemoryStore:
 
 
 async def test_compress_over_websocket_http_and_cli(daemon: Daemon) -> None:
-    with trio.fail_after(40):
+    with trio.fail_after(CLI_BOUND):
         async with connect(daemon.endpoint) as client:
             session = await new_session(client)
             await client.call("events.subscribe", session=session)
@@ -97,7 +97,7 @@ async def test_memory_show_pending_approve_and_reject(daemon: Daemon) -> None:
     memory.add("memory", "The build runs with `make ci`.")
     kept = memory.propose("replace", "memory", "make ci", "The build runs with `make all`.")
     dropped = memory.propose("remove", "user", "British English")
-    with trio.fail_after(30):
+    with trio.fail_after(CLI_BOUND):
         async with connect(daemon.endpoint) as client:
             shown = await client.call("memory.show")
             assert shown["user"]["entries"] == ["Prefers answers in British English."]

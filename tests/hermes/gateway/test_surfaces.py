@@ -22,7 +22,13 @@ import trio_websocket
 
 from hermes.fake import FakeProvider, Reply, Text, ToolUse
 from hermes.gateway.client import Client, GatewayError, connect
-from tests.hermes.daemon.daemon_proc import EXIT_BOUND, LONG_PROMPT, Daemon, running_daemon
+from tests.hermes.daemon.daemon_proc import (
+    CLI_BOUND,
+    EXIT_BOUND,
+    LONG_PROMPT,
+    Daemon,
+    running_daemon,
+)
 from tests.hermes.gateway.fake_thread import ThreadedFake
 from tests.hermes.gateway.test_gateway import ahttp, new_session, until
 
@@ -68,7 +74,7 @@ async def acli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_subagent_list_steer_stop_over_websocket_and_http(daemon: Daemon) -> None:
-    with trio.fail_after(25):
+    with trio.fail_after(CLI_BOUND):
         async with connect(ep(daemon)) as client:
             session = await new_session(client)
             await client.call("events.subscribe", session=session)
@@ -125,7 +131,7 @@ async def _sleeper(client: Client) -> tuple[str, str]:
 
 
 async def test_process_list_and_kill_over_websocket_http_and_cli(daemon: Daemon) -> None:
-    with trio.fail_after(25):
+    with trio.fail_after(CLI_BOUND):
         async with connect(ep(daemon)) as client:
             one, p1 = await _sleeper(client)
             two, p2 = await _sleeper(client)
@@ -170,7 +176,7 @@ async def _approval(clients: list[Client], session: str) -> int:
 
 
 async def test_approvals_go_to_every_client_and_the_first_answer_wins(daemon: Daemon) -> None:
-    with trio.fail_after(25):
+    with trio.fail_after(CLI_BOUND):
         async with connect(ep(daemon)) as a, connect(ep(daemon)) as b:
             session = await new_session(a)
             for client in (a, b):
@@ -248,7 +254,7 @@ async def _raw_ws(daemon: Daemon, nursery: trio.Nursery) -> trio_websocket.WebSo
 async def test_a_slow_client_gets_events_dropped_and_never_slows_the_session(
     daemon: Daemon,
 ) -> None:
-    with trio.fail_after(25):
+    with trio.fail_after(CLI_BOUND):
         async with connect(ep(daemon)) as fast, trio.open_nursery() as nursery:
             session = await new_session(fast)
             await fast.call("events.subscribe", session=session)
