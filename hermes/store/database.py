@@ -238,6 +238,23 @@ def checkpoint_passive(conn: apsw.Connection) -> tuple[int, int]:
     return frames, copied
 
 
+def checkpoint_restart(conn: apsw.Connection) -> tuple[int, int]:
+    """In a worker: a checkpoint that copies the whole WAL and has the next write restart it.
+
+    For the store's own checkpoint with its writes paused. Unlike a passive one it
+    waits (the connection's busy timeout) for a checkpoint already running, say the
+    checkpointer's, and for readers, instead of giving up: two passive checkpoints
+    that kept meeting could leave the WAL growing through a burst of writes.
+    ``(-1, -1)`` when the wait ran out.
+    """
+    try:
+        conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
+        frames, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_RESTART)
+    except apsw.BusyError:
+        return -1, -1
+    return frames, copied
+
+
 async def open_async(path: Path) -> apsw.AsyncConnection:
     """An apsw connection in trio mode (calls run in its own worker thread)."""
     # Name the controller rather than let apsw guess the framework, and look for
@@ -385,14 +402,15 @@ class Database:
         return self._wal.pages
 
     async def checkpoint(self) -> None:
-        """A passive checkpoint in the worker thread, now (the owner's writes wait).
+        """A restart checkpoint in the worker thread, now (the owner's writes wait):
+        it waits out a checkpoint already running rather than skip (``checkpoint_restart``).
 
         A failure is logged, not raised: the WAL only grows until the next one.
         """
         with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
             try:
-                await self._aconn.async_run(checkpoint_passive, cast(apsw.Connection, self._aconn))
-            except apsw.Error as exc:  # (another one running at once is no error: -1s)
+                await self._aconn.async_run(checkpoint_restart, cast(apsw.Connection, self._aconn))
+            except apsw.Error as exc:  # (a wait that ran out is no error: -1s)
                 log.warning("checkpoint of %s failed: %s", self.path, describe_sqlite_error(exc))
 
     def _check_usable(self, request: Request[Any]) -> None:

@@ -185,7 +185,7 @@ async def test_past_the_wal_limit_the_store_checkpoints_itself_and_survives_a_fa
     monkeypatch.setattr(checkpointer_module, "checkpoint_passive", held)
     paused = Gate()
     paused.fail_next = True  # ...and the store's own first checkpoint fails
-    monkeypatch.setattr(database_module, "checkpoint_passive", paused)
+    monkeypatch.setattr(database_module, "checkpoint_restart", paused)
     store = await spawn(system, store_dir)
     try:
         with caplog.at_level(logging.WARNING, logger="hermes.store.database"):
