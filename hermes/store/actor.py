@@ -61,7 +61,9 @@ with the messages, so smaller steps cost several times more in all.)
 **Checkpoints elsewhere.** When writes grew the WAL past ``CHECKPOINT_PAGES``,
 the actor casts ``Checkpoint`` to its child ``checkpointer``, which runs a
 passive checkpoint on a connection of its own (``checkpointer.py``): the
-store never waits for one.
+store never waits for one. Past ``WAL_LIMIT_PAGES`` (a run of writes so steady
+that no passive checkpoint got the WAL reused) the actor checkpoints itself with
+its writes paused, after every write until the WAL has restarted.
 
 Failures: every request is answered (an ``Unattended`` write, whose sender
 does not wait, has its failure logged instead). A failure is sent back as a
@@ -412,13 +414,18 @@ class StoreActor(Actor):
     def _checkpoint_if_due(self, db: Database) -> None:
         """Have the WAL checkpointed if the writes grew it enough: by the checkpointer,
         or past ``WAL_LIMIT_PAGES`` by the actor itself (``_Upkeep``), writes paused."""
-        if not db.take_checkpoint():
-            return
-        if db.wal_pages >= WAL_LIMIT_PAGES or self._checkpointer is None:
+        due = db.take_checkpoint()
+        # Past the limit every write asks, not only every CHECKPOINT_PAGES: a paused
+        # checkpoint that could not finish (it waited out its busy timeout behind the
+        # checkpointer's on a slow disk) is tried again at the next write, until the
+        # WAL has restarted, instead of letting it grow another CHECKPOINT_PAGES.
+        if db.wal_pages >= WAL_LIMIT_PAGES or (due and self._checkpointer is None):
             self._checkpoint_paused = True
             if not self._upkeep_queued:
                 with suppress(MailboxFull):  # full: the next write asks again
                     self._upkeep_queued = self.ctx.self.cast_nowait(_UPKEEP)
+            return
+        if not due or self._checkpointer is None:
             return
         with suppress(MailboxFull):  # one is queued already: it covers these pages too
             self._checkpointer.cast_nowait(Checkpoint())
