@@ -17,13 +17,13 @@ subclass ``Actor``::
         assert await ref.call(2) == 3
 """
 
-from .actor import Actor
-from .calls import Call, CallTarget
-from .checks import is_count, is_number
-from .context import ActorContext, Reply
-from .current import current_path
-from .deadletters import DeadLetters
-from .errors import (
+from ._actor import Actor
+from ._calls import Call, CallTarget
+from ._checks import is_count, is_number
+from ._context import ActorContext, Reply
+from ._current import current_path
+from ._deadletters import DeadLetters
+from ._errors import (
     ActorError,
     ActorExited,
     CallTimeout,
@@ -34,7 +34,7 @@ from .errors import (
     StartFailed,
     UnhandledMessage,
 )
-from .events import (
+from ._events import (
     ActorExitedEvent,
     ActorStarted,
     DeadLetter,
@@ -44,18 +44,18 @@ from .events import (
     UnkillableFinished,
     UnkillableReported,
 )
-from .exits import ExitKind, ExitReason
-from .gc_tuning import tune_gc
-from .introspect import trio_task_count
-from .liveness import LivenessSpec
-from .mailbox import MailboxConfig, MailboxStats, Overflow
-from .messages import Down, Exit, MonitorRef, Stale, TaskEnded
-from .ref import ActorRef, kill_all
-from .stall import LoopStallDetector, StallReport
-from .system import ActorSystem, open_system
-from .tasks import OwnedTask
-from .timers import Timer
-from .watchable import Watchable
+from ._exits import ExitKind, ExitReason
+from ._gc_tuning import tune_gc
+from ._introspect import trio_task_count
+from ._liveness import LivenessSpec
+from ._mailbox import MailboxConfig, MailboxStats, Overflow
+from ._messages import Down, Exit, MonitorRef, Stale, TaskEnded
+from ._ref import ActorRef, kill_all
+from ._stall import LoopStallDetector, StallReport
+from ._system import ActorSystem, open_system
+from ._tasks import OwnedTask
+from ._timers import Timer
+from ._watchable import Watchable
 
 __all__ = [
     "Actor",

@@ -9,11 +9,11 @@ one template at runtime. ``run_application`` runs a tree with signal handling.
 This package knows nothing about agents.
 """
 
-from .admin import ChildCounts, ChildInfo, SupervisorClient
-from .application import ExitCode, run, run_application
-from .backoff import Backoff
-from .dynamic import Admission, DynamicSupervisor
-from .errors import (
+from ._admin import ChildCounts, ChildInfo, SupervisorClient
+from ._application import ExitCode, run, run_application
+from ._backoff import Backoff
+from ._dynamic import Admission, DynamicSupervisor
+from ._errors import (
     AlreadyPresent,
     AlreadyStarted,
     ChildNotFound,
@@ -25,7 +25,7 @@ from .errors import (
     SupervisorError,
     TooManyChildren,
 )
-from .events import (
+from ._events import (
     AutoShutdownTriggered,
     ChildExited,
     ChildStarted,
@@ -33,13 +33,13 @@ from .events import (
     RestartFailed,
     StaleDetected,
 )
-from .events import (
+from ._events import (
     ChildRestarting as ChildRestartingEvent,
 )
-from .handle import ChildHandle, ChildState
-from .intensity import GAVE_UP, gave_up
-from .slots import SlotRemoved, SlotRestarted
-from .spec import (
+from ._handle import ChildHandle, ChildState
+from ._intensity import GAVE_UP, gave_up
+from ._slots import SlotRemoved, SlotRestarted
+from ._spec import (
     BRUTAL,
     IGNORE,
     INFINITY,
@@ -50,7 +50,7 @@ from .spec import (
     Strategy,
     SupervisorFlags,
 )
-from .supervisor import Supervisor
+from ._supervisor import Supervisor
 
 __all__ = [
     "BRUTAL",

@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from actors import Actor, ActorSystem, ExitKind
-from actors.tracebacks import CapturedTraceback
+from actors._tracebacks import CapturedTraceback
 
 EMPTY: dict[str, int] = {}
 

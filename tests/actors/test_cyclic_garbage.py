@@ -17,10 +17,10 @@ import pytest
 import trio
 
 from actors import Actor, ActorExited, ActorSystem, ExitKind, LivenessSpec
-from actors.cell import ActorCell
-from actors.context import ActorContext
-from actors.mailbox import Mailbox
-from actors.ref import ActorRef
+from actors._cell import ActorCell
+from actors._context import ActorContext
+from actors._mailbox import Mailbox
+from actors._ref import ActorRef
 
 RUNTIME_TYPES = (ActorCell, ActorRef, Mailbox, ActorContext)
 

@@ -8,7 +8,7 @@ import pytest
 import trio
 
 from actors import Actor, ActorExited, ActorSystem, ExitKind, kill_all
-from actors.teardown import KILL_MARGIN
+from actors._teardown import KILL_MARGIN
 
 from .test_unkillable import ShieldedWorker
 

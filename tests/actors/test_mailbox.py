@@ -26,9 +26,9 @@ from actors import (
     Overflow,
     Stale,
 )
-from actors.cell import THROUGHPUT
-from actors.envelope import Envelope
-from actors.mailbox import DROPPED_NEWEST, DROPPED_OLDEST, RECIPIENT_EXITED, Mailbox
+from actors._cell import THROUGHPUT
+from actors._envelope import Envelope
+from actors._mailbox import DROPPED_NEWEST, DROPPED_OLDEST, RECIPIENT_EXITED, Mailbox
 
 # == actors ==========================================================================
 

@@ -29,8 +29,8 @@ from actors import (
     Overflow,
     TaskEnded,
 )
-from actors.envelope import Envelope
-from actors.mailbox import Mailbox
+from actors._envelope import Envelope
+from actors._mailbox import Mailbox
 
 
 class Recorder(Actor):

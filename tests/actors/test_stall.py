@@ -7,7 +7,8 @@ import time
 import pytest
 import trio
 
-from actors import ActorSystem, LoopStall, LoopStallDetector, stall
+from actors import ActorSystem, LoopStall, LoopStallDetector
+from actors import _stall as stall
 
 
 def _wedge_the_loop_with_blocking_sleep(seconds: float) -> None:

@@ -10,7 +10,7 @@ import pytest
 from mypy import api as mypy_api
 
 from actors import Actor, ActorSystem, Call
-from supervisors.admin import GetChild, WhichChildren
+from supervisors._admin import GetChild, WhichChildren
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = ROOT / "tests" / "typing_checks" / "typed_calls.py"

@@ -18,7 +18,7 @@ from actors import (
     UnkillableFinished,
     UnkillableReported,
 )
-from actors.teardown import KILL_MARGIN
+from actors._teardown import KILL_MARGIN
 
 from .test_lifecycle import next_event
 

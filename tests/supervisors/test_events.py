@@ -19,7 +19,7 @@ from supervisors import (
     RestartFailed,
     StaleDetected,
 )
-from supervisors.events import AutoShutdownTriggered
+from supervisors._events import AutoShutdownTriggered
 
 from .helpers import Flaky, crash, ref_of, spec, start_sup
 

@@ -30,7 +30,7 @@ from hermes.subagents.messages import Delegate
 from hermes.subagents.results import BatchResult, DelegationStarted
 from hermes.tools import ToolOutcome
 from supervisors import ChildCounts, ChildHandle, ChildInfo, ChildSpec, SupervisorClient
-from supervisors.admin import Failure, GetChild, StartChild, WhichChildren
+from supervisors._admin import Failure, GetChild, StartChild, WhichChildren
 
 
 @attrs.frozen(slots=True)

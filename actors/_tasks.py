@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .current import current_cell
-from .exits import ExitReason
-from .teardown import State
+from ._current import current_cell
+from ._exits import ExitReason
+from ._teardown import State
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
+    from ._cell import ActorCell
 
 log = logging.getLogger("actors")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from .checks import is_count, is_number
+from ._checks import is_count, is_number
 
 
 def _positive(_: Any, attribute: attrs.Attribute[float], value: float) -> None:

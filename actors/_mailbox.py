@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .checks import is_count
-from .envelope import Envelope
-from .errors import MailboxFull
+from ._checks import is_count
+from ._envelope import Envelope
+from ._errors import MailboxFull
 
 if TYPE_CHECKING:
-    from .ref import ActorRef
+    from ._ref import ActorRef
 
 
 class Overflow(enum.Enum):

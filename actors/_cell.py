@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .actor import Actor
-from .checks import is_number
-from .context import ActorContext
-from .current import current_cell
-from .envelope import Envelope, ReplySlot
-from .errors import ActorExited, MailboxFull, NotRunning
-from .events import UnkillableReported
-from .exits import ExitReason
-from .mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
-from .messages import PROBE, Down, Exit, MonitorRef, TaskEnded, _Probe, _Stop
-from .ref import ActorRef
-from .tasks import OwnedTask, TaskFunction, run_owned
-from .teardown import KILL_MARGIN, State, terminate
-from .timers import Timer, TimerQueue
+from ._actor import Actor
+from ._checks import is_number
+from ._context import ActorContext
+from ._current import current_cell
+from ._envelope import Envelope, ReplySlot
+from ._errors import ActorExited, MailboxFull, NotRunning
+from ._events import UnkillableReported
+from ._exits import ExitReason
+from ._mailbox import DROPPED_NEWEST, DROPPED_OLDEST, Mailbox, MailboxConfig
+from ._messages import PROBE, Down, Exit, MonitorRef, TaskEnded, _Probe, _Stop
+from ._ref import ActorRef
+from ._tasks import OwnedTask, TaskFunction, run_owned
+from ._teardown import KILL_MARGIN, State, terminate
+from ._timers import Timer, TimerQueue
 
 if TYPE_CHECKING:
-    from .system import ActorSystem
+    from ._system import ActorSystem
 
 log = logging.getLogger("actors")
 

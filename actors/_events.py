@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import trio
 
-from .exits import ExitReason
+from ._exits import ExitReason
 
 log = logging.getLogger("actors")
 

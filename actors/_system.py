@@ -12,19 +12,19 @@ from typing import Any
 
 import trio
 
-from .actor import Actor
-from .cell import ActorCell
-from .checks import is_number
-from .deadletters import DeadLetters
-from .envelope import ReplySlot
-from .errors import NameTaken, NotRunning, StartFailed
-from .events import ActorStarted, EventBus
-from .exits import ExitReason
-from .introspect import recent_exits, snapshot
-from .mailbox import MailboxConfig
-from .ref import ActorRef
-from .registry import Registry
-from .teardown import State
+from ._actor import Actor
+from ._cell import ActorCell
+from ._checks import is_number
+from ._deadletters import DeadLetters
+from ._envelope import ReplySlot
+from ._errors import NameTaken, NotRunning, StartFailed
+from ._events import ActorStarted, EventBus
+from ._exits import ExitReason
+from ._introspect import recent_exits, snapshot
+from ._mailbox import MailboxConfig
+from ._ref import ActorRef
+from ._registry import Registry
+from ._teardown import State
 
 log = logging.getLogger("actors")
 

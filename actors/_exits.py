@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from .tracebacks import CapturedTraceback
+from ._tracebacks import CapturedTraceback
 
 
 class ExitKind(enum.Enum):
@@ -107,7 +107,7 @@ class ExitReason:
 
         The traceback is captured without its frames (code objects and line
         numbers: ~2 us) and detached from the exception and its chain, then
-        formatted on first use (``actors/tracebacks.py``): its frames hold the
+        formatted on first use (``actors/_tracebacks.py``): its frames hold the
         actor (``self``), the actor holds its cell, and the cell holds this
         reason, so a kept traceback made every crashed actor cyclic garbage
         (~17 objects: frames, tracebacks, cell, ref, mailbox, context) that

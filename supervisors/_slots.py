@@ -17,7 +17,7 @@ import attrs
 from actors import ActorRef, ExitReason, MonitorRef
 
 if TYPE_CHECKING:
-    from .handle import ChildHandle
+    from ._handle import ChildHandle
 
 
 @attrs.frozen(slots=True)

@@ -15,8 +15,8 @@ import attrs
 
 from actors import ActorRef, Call
 
-from .handle import ChildHandle
-from .spec import ChildSpec, ChildType
+from ._handle import ChildHandle
+from ._spec import ChildSpec, ChildType
 
 T = TypeVar("T")
 

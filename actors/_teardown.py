@@ -1,7 +1,7 @@
 """How an actor's cell ends: stop its children, run its stop hook, settle its exit.
 
 Functions on an ``ActorCell`` (the cell's own lifecycle, kept apart from its
-message loop in ``cell.py``): ``terminate`` is the whole sequence, run once
+message loop in ``_cell.py``): ``terminate`` is the whole sequence, run once
 by the cell's task; ``finalize`` settles everything synchronously (replies,
 dead letters, monitors, links, parent) and ``release`` lets go of what an
 exited actor no longer needs, so it is freed by reference counting.
@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .actor import Actor
-from .errors import ActorExited, StartFailed
-from .events import ActorExitedEvent, UnkillableFinished
-from .exits import ExitKind, ExitReason
+from ._actor import Actor
+from ._errors import ActorExited, StartFailed
+from ._events import ActorExitedEvent, UnkillableFinished
+from ._exits import ExitKind, ExitReason
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
-    from .envelope import Envelope
-    from .system import ActorSystem
+    from ._cell import ActorCell
+    from ._envelope import Envelope
+    from ._system import ActorSystem
 
 log = logging.getLogger("actors")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 
-from .checks import is_count
+from ._checks import is_count
 
 DEFAULT_THRESHOLDS = (50_000, 50, 100)
 

@@ -10,7 +10,7 @@ import attrs
 
 from actors import is_number
 
-from .errors import SpecError
+from ._errors import SpecError
 
 
 def _nonneg(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

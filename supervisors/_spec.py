@@ -15,8 +15,8 @@ import attrs
 
 from actors import Actor, LivenessSpec, MailboxConfig, is_count, is_number
 
-from .backoff import Backoff
-from .errors import SpecError
+from ._backoff import Backoff
+from ._errors import SpecError
 
 
 class Restart(enum.Enum):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .errors import UnhandledMessage
-from .mailbox import MailboxConfig
+from ._errors import UnhandledMessage
+from ._mailbox import MailboxConfig
 
 if TYPE_CHECKING:
-    from .context import ActorContext
-    from .exits import ExitReason
+    from ._context import ActorContext
+    from ._exits import ExitReason
 
 
 class Actor:

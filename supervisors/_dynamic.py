@@ -19,11 +19,11 @@ import attrs
 
 from actors import NotRunning, Reply, is_count
 
-from . import admin
-from .admin import Failure
-from .errors import ChildNotFound, SpecError, TooManyChildren
-from .spec import ChildSpec, Restart, Strategy, SupervisorFlags
-from .supervisor import Supervisor, _Child
+from . import _admin as admin
+from ._admin import Failure
+from ._errors import ChildNotFound, SpecError, TooManyChildren
+from ._spec import ChildSpec, Restart, Strategy, SupervisorFlags
+from ._supervisor import Supervisor, _Child
 
 
 class Admission(enum.Enum):

@@ -22,7 +22,7 @@ import trio
 
 from actors import Actor, ActorRef, ActorSystem, ExitKind, ExitReason, StartFailed, open_system
 
-from .intensity import gave_up
+from ._intensity import gave_up
 
 log = logging.getLogger("supervisors.application")
 

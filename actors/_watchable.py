@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .messages import MonitorRef
-    from .ref import ActorRef
+    from ._messages import MonitorRef
+    from ._ref import ActorRef
 
 
 @runtime_checkable

@@ -8,22 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .checks import is_number
-from .envelope import Envelope
-from .errors import MailboxFull
-from .exits import ExitReason
-from .liveness import LivenessSpec
-from .messages import MonitorRef, Stale
-from .ref import ActorRef
-from .timers import Timer
-from .watchable import Watchable
+from ._checks import is_number
+from ._envelope import Envelope
+from ._errors import MailboxFull
+from ._exits import ExitReason
+from ._liveness import LivenessSpec
+from ._messages import MonitorRef, Stale
+from ._ref import ActorRef
+from ._timers import Timer
+from ._watchable import Watchable
 
 if TYPE_CHECKING:
-    from .actor import Actor
-    from .cell import ActorCell
-    from .mailbox import MailboxConfig
-    from .system import ActorSystem
-    from .tasks import OwnedTask, TaskFunction
+    from ._actor import Actor
+    from ._cell import ActorCell
+    from ._mailbox import MailboxConfig
+    from ._system import ActorSystem
+    from ._tasks import OwnedTask, TaskFunction
 
 _monitor_ids = itertools.count(1)
 
@@ -159,7 +159,7 @@ class ActorContext:
         """Run ``fn()`` as a task of this actor, in parallel with its receive loop.
 
         It runs as the actor, ends with it (cancelled before its children stop and
-        before ``on_stop``), and crashes it if it raises; see ``actors/tasks.py``.
+        before ``on_stop``), and crashes it if it raises; see ``actors/_tasks.py``.
         With ``notify``, its end (returned or cancelled) arrives as ``TaskEnded``.
         Raises ``NotRunning`` once the actor is stopping.
         """

@@ -14,7 +14,7 @@ import outcome
 import trio
 
 if TYPE_CHECKING:
-    from .ref import ActorRef
+    from ._ref import ActorRef
 
 
 class Envelope:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import attrs
 import trio
 
-from .events import EventBus, LoopStall
+from ._events import EventBus, LoopStall
 
 log = logging.getLogger("actors.stall")
 

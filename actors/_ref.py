@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, overload
 
 import trio
 
-from .calls import Call, R
-from .checks import is_number
-from .current import current_cell
-from .envelope import Envelope, ReplySlot
-from .errors import ActorExited, CallTimeout, CallToSelf
-from .exits import ExitReason
+from ._calls import Call, R
+from ._checks import is_number
+from ._current import current_cell
+from ._envelope import Envelope, ReplySlot
+from ._errors import ActorExited, CallTimeout, CallToSelf
+from ._exits import ExitReason
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
+    from ._cell import ActorCell
 
 
 _current_cell = current_cell.get

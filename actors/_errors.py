@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .exits import ExitReason
+    from ._exits import ExitReason
 
 
 class ActorError(Exception):

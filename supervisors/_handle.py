@@ -3,7 +3,7 @@
 Messages sent while the child restarts are stashed (up to the spec's
 ``stash_capacity``) and delivered in order to the new instance; beyond the cap,
 and when the child will not come back, they become counted dead letters. An
-actor can monitor the slot (``ctx.monitor(handle)``, see ``slots.py``) to be told
+actor can monitor the slot (``ctx.monitor(handle)``, see ``_slots.py``) to be told
 of each restart and of the slot's end.
 """
 
@@ -27,7 +27,7 @@ from actors import (
     is_number,
 )
 
-from .slots import SlotRemoved, SlotWatchers
+from ._slots import SlotRemoved, SlotWatchers
 
 R = TypeVar("R")
 

@@ -34,9 +34,9 @@ from actors import (
     StartFailed,
 )
 
-from . import admin
-from .admin import ChildCounts, ChildInfo, Failure
-from .errors import (
+from . import _admin as admin
+from ._admin import ChildCounts, ChildInfo, Failure
+from ._errors import (
     AlreadyPresent,
     AlreadyStarted,
     ChildNotFound,
@@ -46,7 +46,7 @@ from .errors import (
     RestartIntensityExceeded,
     SpecError,
 )
-from .events import (
+from ._events import (
     AutoShutdownTriggered,
     ChildExited,
     ChildStarted,
@@ -55,12 +55,12 @@ from .events import (
     StaleDetected,
     publish,
 )
-from .events import (
+from ._events import (
     ChildRestarting as ChildRestartingEvent,
 )
-from .handle import ChildHandle, ChildState
-from .intensity import GAVE_UP, RestartWindow
-from .spec import IGNORE, AutoShutdown, ChildSpec, ChildType, Restart, Strategy, SupervisorFlags
+from ._handle import ChildHandle, ChildState
+from ._intensity import GAVE_UP, RestartWindow
+from ._spec import IGNORE, AutoShutdown, ChildSpec, ChildType, Restart, Strategy, SupervisorFlags
 
 log = logging.getLogger("supervisors")
 

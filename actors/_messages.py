@@ -3,7 +3,7 @@
 ``Down``, ``Exit``, ``Stale`` and ``TaskEnded`` arrive through the system lane, ahead of
 ordinary messages, and are passed to the actor's ``receive`` like any message; a
 ``Down``, ``Exit`` or ``TaskEnded`` never overtakes a message its actor sent before
-it (per-pair order, see ``mailbox.py``). The underscored classes never reach actor code.
+it (per-pair order, see ``_mailbox.py``). The underscored classes never reach actor code.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .exits import ExitReason
+from ._exits import ExitReason
 
 if TYPE_CHECKING:
-    from .ref import ActorRef
-    from .tasks import OwnedTask
-    from .watchable import Watchable
+    from ._ref import ActorRef
+    from ._tasks import OwnedTask
+    from ._watchable import Watchable
 
 
 @attrs.frozen(slots=True, eq=False)

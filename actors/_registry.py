@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import NameTaken
+from ._errors import NameTaken
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
-    from .ref import ActorRef
+    from ._cell import ActorCell
+    from ._ref import ActorRef
 
 
 class Registry:

@@ -6,7 +6,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
+    from ._cell import ActorCell
 
 current_cell: ContextVar[ActorCell | None] = ContextVar("actors.current_cell", default=None)
 """Set by each actor's task; trio copies it into the tasks an actor starts."""

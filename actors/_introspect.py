@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .exits import ExitReason
+from ._exits import ExitReason
 
 if TYPE_CHECKING:
-    from .cell import ActorCell
+    from ._cell import ActorCell
 
 
 def recent_exits(entries: Iterable[tuple[str, ExitReason, float]], now: float) -> list[Any]:

@@ -6,7 +6,7 @@ import logging
 from collections import Counter, deque
 from typing import Any
 
-from .events import DeadLetter, EventBus
+from ._events import DeadLetter, EventBus
 
 log = logging.getLogger("actors.deadletters")
 
