@@ -3,7 +3,8 @@
 | module | one job |
 |---|---|
 | ``paths.py`` | XDG config, data and runtime directories |
-| ``config.py`` | the TOML schema, validation, reload (``docs/config.md``) |
+| ``config.py`` | the TOML schema, validation, reload (``docs/config.md``); light: the CLI reads it |
+| ``settings.py`` | ``Settings``: the running configuration and what the actors share |
 | ``lock.py`` | one daemon per runtime and per data directory; stale-lock takeover |
 | ``trust.py`` | the runtime directory and its files must be ours and private |
 | ``pidcheck.py`` | a pid is our hermes daemon (uid, command, start time) before a signal |
@@ -17,5 +18,7 @@
 | ``app.py`` | the tree as an application (``hermes daemon``) |
 | ``control.py`` | start/stop a background daemon (CLI) |
 
-This package is imported by the CLI: keep its ``__init__`` free of imports.
+This package is imported by the CLI: keep its ``__init__`` free of imports, and keep
+``paths``, ``config``, ``trust``, ``lock``, ``pidcheck`` and ``control`` free of the store,
+the sessions and the model (``tests/hermes/cli/test_import_graph.py``).
 """

@@ -34,7 +34,7 @@ from hermes.store import StoreActor
 from hermes.tools.env import record_user_umask
 from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
 
-from .config import Config, ConfigError, Settings, load_config, prepare, reload_changes
+from .config import Config, ConfigError, load_config, prepare, reload_changes
 from .exitnote import GiveUpWatch, StartWatch, describe_exit
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
@@ -42,6 +42,7 @@ from .manager import SessionsManager
 from .paths import Paths
 from .providers import ProvidersActor
 from .security import write_token
+from .settings import Settings
 from .startup import (
     UMASK,
     StartupError,

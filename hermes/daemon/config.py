@@ -24,10 +24,7 @@ from typing import Any
 
 import attrs
 
-from hermes.store import StoreLane
-
 from .paths import Paths, resolve_paths
-from .sessions_view import SessionsView
 
 DEMO_MODEL = "hermes-demo"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -415,22 +412,6 @@ def render_docs() -> str:
                 f"| {name} | `{default}` | {'yes' if spec.reload else 'no'} | {spec.doc} |"
             )
     return "\n".join(lines)
-
-
-@attrs.define(slots=True)
-class Settings:
-    """The running configuration, shared by the daemon's actors; SIGHUP swaps ``config``."""
-
-    config: Config
-    paths: Paths
-    boot_id: str = ""
-    started_at: float = 0.0
-    store_lane: StoreLane = attrs.field(factory=StoreLane)
-    """Shared by the store actor and the actors' store clients (see ``hermes/store/actor.py``)."""
-    sessions_view: SessionsView = attrs.field(factory=SessionsView)
-    """Filled by the sessions manager, read by its clients (see ``sessions_view.py``)."""
-    gateway_port: int | None = None
-    """The port the first gateway bound; a restarted gateway binds it again."""
 
 
 def prepare(env: Mapping[str, str] | None = None) -> tuple[Config, Paths]:

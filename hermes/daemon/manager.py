@@ -53,13 +53,14 @@ from supervisors import (
     SupervisorClient,
 )
 
-from .config import BUSY_MODES, Settings
+from .config import BUSY_MODES
 from .errors import RequestError, SessionIsClosed, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders
 from .session_settings import compression_settings, memory_store, review_settings
 from .sessions_view import SessionsView
+from .settings import Settings
 from .workdir import resolve_cwd
 
 log = logging.getLogger("hermes.daemon.sessions")

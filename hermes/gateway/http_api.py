@@ -39,7 +39,7 @@ from typing import Any
 
 import trio
 
-from hermes.daemon.config import Settings
+from hermes.daemon.settings import Settings
 
 from . import protocol
 from .frames import json_text

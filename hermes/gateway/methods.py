@@ -29,7 +29,7 @@ from actors import (
     trio_task_count,
 )
 from hermes import __version__, codec
-from hermes.daemon.config import BUSY_MODES, Settings
+from hermes.daemon.config import BUSY_MODES
 from hermes.daemon.errors import NotFound, RequestError
 from hermes.daemon.manager import (
     Close,
@@ -42,6 +42,7 @@ from hermes.daemon.manager import (
     Running,
     Status,
 )
+from hermes.daemon.settings import Settings
 from hermes.daemon.workdir import PATH_LIMIT
 from hermes.memory import MemoryStore
 from hermes.processes import (

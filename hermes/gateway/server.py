@@ -36,11 +36,11 @@ import trio
 import trio_websocket
 
 from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow
-from hermes.daemon.config import Settings
 from hermes.daemon.errors import RequestError
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
+from hermes.daemon.settings import Settings
 from hermes.session import SessionEvent
 from hermes.session.events import EventsLost
 from hermes.store import StoreClient

@@ -1,0 +1,96 @@
+"""A CLI control command imports only what it uses: no SDK, no store, no session code.
+
+Each command runs in one fresh interpreter against a real daemon, through the
+same click entry point as ``hermes``; the interpreter then lists its modules.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+from hermes.gateway.client import connect
+from tests.hermes.daemon.daemon_proc import CLI_BOUND, running_daemon
+
+FORBIDDEN = ("anthropic", "hermes.store", "hermes.session", "hermes.model")
+"""Modules (and their submodules) a control command must never load."""
+
+PROBE = """
+import json, sys
+from hermes.cli import main
+
+commands, out = json.loads(sys.argv[1]), sys.argv[2]
+codes = []
+for args in commands:
+    try:
+        main.main(args, prog_name="hermes", standalone_mode=False)
+        codes.append(0)
+    except SystemExit as exc:
+        codes.append(exc.code)
+with open(out, "w") as file:
+    json.dump({"codes": codes, "modules": sorted(sys.modules)}, file)
+"""
+
+
+def loaded_forbidden(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def test_the_control_commands_never_import_the_sdk_the_store_or_sessions(tmp_path: Path) -> None:
+    with running_daemon(tmp_path) as daemon:
+        endpoint = daemon.endpoint
+        assert endpoint is not None
+
+        async def new_session() -> str:
+            async with connect(endpoint) as client:
+                session_id: str = (await client.call("session.create"))["id"]
+                return session_id
+
+        session_id = trio.run(new_session)
+        commands = [
+            ["daemon", "status"],
+            ["sessions"],
+            ["cancel", session_id],
+            ["stop", "--hard", session_id],
+            ["tree"],
+            ["ps"],
+            ["search", "hello"],
+            ["logs", "-n", "1"],
+            ["daemon", "stop"],
+        ]
+        out = tmp_path / "probe.json"
+        run = subprocess.run(
+            [sys.executable, "-c", PROBE, json.dumps(commands), str(out)],
+            env=daemon.env,
+            cwd=daemon.root,
+            capture_output=True,
+            text=True,
+            timeout=CLI_BOUND,
+        )
+        assert run.returncode == 0, run.stderr
+        probe = json.loads(out.read_text())
+        assert dict(zip(map(" ".join, commands), probe["codes"], strict=True)) == {
+            " ".join(args): 0 for args in commands
+        }, run.stderr
+        assert f"{session_id} was idle" in run.stdout
+        assert "hermes daemon stopped" in run.stdout
+        forbidden = loaded_forbidden(probe["modules"])
+        assert forbidden == [], f"{len(forbidden)} forbidden modules loaded: {forbidden[:8]}"
+        assert "hermes.cli.commands" in probe["modules"]  # the probe did run the commands
+
+
+def test_the_daemon_itself_loads_what_the_probe_forbids() -> None:
+    """The probe's list names real modules: the daemon's own import graph has each of them."""
+    code = "import sys, hermes.daemon.app; print('\\n'.join(sys.modules))"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=CLI_BOUND
+    )
+    assert run.returncode == 0, run.stderr
+    found = loaded_forbidden(run.stdout.split())
+    assert {next(f for f in FORBIDDEN if m == f or m.startswith(f + ".")) for m in found} == set(
+        FORBIDDEN
+    )
