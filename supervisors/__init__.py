@@ -5,12 +5,13 @@ their exits and restarts them per their restart type and its strategy
 (one_for_one, one_for_all, rest_for_one), within a restart intensity; beyond
 it, it gives up: it stops its children and exits ``shutdown`` (OTP), and its
 own parent's policy applies. ``DynamicSupervisor`` starts children from
-one template at runtime. ``run_application`` runs a tree with signal handling.
+one template at runtime. ``run_application`` runs a tree with signal handling
+and a phased shutdown (``Phase``, ``Step``, ``ShutdownReport``).
 This package knows nothing about agents.
 """
 
 from ._admin import ChildCounts, ChildInfo, SupervisorClient
-from ._application import ExitCode, run, run_application
+from ._application import RUNTIME_PHASE, ExitCode, run, run_application
 from ._backoff import Backoff
 from ._dynamic import Admission, DynamicSupervisor
 from ._errors import (
@@ -38,6 +39,16 @@ from ._events import (
 )
 from ._handle import ChildHandle, ChildState
 from ._intensity import GAVE_UP, gave_up
+from ._shutdown import (
+    Phase,
+    PhaseOutcome,
+    RanOver,
+    ShutdownReport,
+    Step,
+    StepOutcome,
+    StepStatus,
+    run_phases,
+)
 from ._slots import SlotRemoved, SlotRestarted
 from ._spec import (
     BRUTAL,
@@ -57,6 +68,7 @@ __all__ = [
     "GAVE_UP",
     "IGNORE",
     "INFINITY",
+    "RUNTIME_PHASE",
     "Admission",
     "AlreadyPresent",
     "AlreadyStarted",
@@ -79,13 +91,20 @@ __all__ = [
     "DynamicSupervisor",
     "Escalated",
     "ExitCode",
+    "Phase",
+    "PhaseOutcome",
+    "RanOver",
     "Restart",
     "RestartFailed",
     "RestartIntensityExceeded",
+    "ShutdownReport",
     "SlotRemoved",
     "SlotRestarted",
     "SpecError",
     "StaleDetected",
+    "Step",
+    "StepOutcome",
+    "StepStatus",
     "Strategy",
     "Supervisor",
     "SupervisorClient",
@@ -95,4 +114,5 @@ __all__ = [
     "gave_up",
     "run",
     "run_application",
+    "run_phases",
 ]

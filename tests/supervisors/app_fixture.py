@@ -14,6 +14,12 @@ Modes:
   0.1 s after each start: the second crash escalates and the root exits.
 - ``startfail``: the root's second child fails in ``on_start``, so the root
   itself fails to start.
+- ``phased``: the ``normal`` tree with three shutdown phases before
+  ``stop-runtime``: ``input`` (a step appends ``phase input``), ``hang`` (0.5 s:
+  ``slow`` appends ``phase hang`` and never returns, ``quick`` appends ``phase
+  quick``) and ``flush`` (``broken`` appends ``phase flush`` and raises). The
+  report goes to the outfile as ``report <summary>`` and one
+  ``outcome <phase>/<step> <status>`` line per step.
 
 ``on_started`` prints ``ready`` (flushed) on stdout; ``on_reload`` (SIGHUP)
 appends ``reload``. The process exits with ``supervisors.run``'s exit code.
@@ -31,7 +37,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from actors import Actor, ActorRef, ActorSystem, ExitReason
-from supervisors import INFINITY, ChildSpec, Supervisor, run
+from supervisors import INFINITY, ChildSpec, Phase, ShutdownReport, Step, Supervisor, run
 
 CRASH = "crash"
 
@@ -99,6 +105,32 @@ def make_root(mode: str, outfile: str) -> Supervisor:
     raise SystemExit(f"unknown mode {mode!r}")
 
 
+def phases(outfile: str) -> list[Phase]:
+    def step(name: str, line: str, then: str = "return") -> Step:
+        async def run() -> None:
+            append(outfile, line)
+            if then == "hang":
+                await trio.sleep_forever()
+            if then == "raise":
+                raise RuntimeError("flush failed on purpose")
+
+        return Step(name, run)
+
+    return [
+        Phase("input", [step("stop", "phase input")], timeout=5.0),
+        Phase(
+            "hang", [step("slow", "phase hang", "hang"), step("quick", "phase quick")], timeout=0.5
+        ),
+        Phase("flush", [step("broken", "phase flush", "raise")], timeout=5.0),
+    ]
+
+
+def report(outfile: str, shutdown: ShutdownReport) -> None:
+    append(outfile, f"report {shutdown.summary()}")
+    for step in shutdown.steps:
+        append(outfile, f"outcome {step.phase}/{step.step} {step.status.value}")
+
+
 def main() -> int:
     mode, outfile = sys.argv[1], sys.argv[2]
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -110,13 +142,16 @@ def main() -> int:
         append(outfile, "reload")
         await trio.lowlevel.checkpoint()
 
+    phased = mode == "phased"
     return run(
-        lambda: make_root(mode, outfile),
+        lambda: make_root("normal" if phased else mode, outfile),
         name="app",
         shutdown_timeout=1.0 if mode == "hang-deadline" else 60.0,
         kill_grace=1.0,
         on_started=on_started,
         on_reload=on_reload,
+        phases=(lambda system, root: phases(outfile)) if phased else None,
+        on_report=(lambda shutdown: report(outfile, shutdown)) if phased else None,
     )
 
 
