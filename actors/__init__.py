@@ -32,6 +32,8 @@ from ._errors import (
     NameTaken,
     NotRunning,
     StartFailed,
+    TaskCancelled,
+    TaskFailed,
     UnhandledMessage,
 )
 from ._events import (
@@ -50,6 +52,7 @@ from ._introspect import trio_task_count
 from ._liveness import LivenessSpec
 from ._mailbox import MailboxConfig, MailboxStats, Overflow
 from ._messages import Down, Exit, MonitorRef, Stale, TaskEnded
+from ._oneshot import Task, TaskRef
 from ._ref import ActorRef, kill_all
 from ._stall import LoopStallDetector, StallReport
 from ._system import ActorSystem, open_system
@@ -93,7 +96,11 @@ __all__ = [
     "StallReport",
     "StartFailed",
     "Subscription",
+    "Task",
+    "TaskCancelled",
     "TaskEnded",
+    "TaskFailed",
+    "TaskRef",
     "Timer",
     "UnhandledMessage",
     "UnkillableFinished",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import trio
 
@@ -14,6 +15,7 @@ from ._errors import MailboxFull
 from ._exits import ExitReason
 from ._liveness import LivenessSpec
 from ._messages import MonitorRef, Stale
+from ._oneshot import Task, TaskRef, as_task, spawn_task_in
 from ._ref import ActorRef
 from ._timers import Timer
 from ._watchable import Watchable
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
     from ._tasks import OwnedTask, TaskFunction
 
 _monitor_ids = itertools.count(1)
+
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
 
 
 class Reply:
@@ -153,6 +158,34 @@ class ActorContext:
             shutdown=shutdown,
             start_timeout=start_timeout,
             restarts=restarts,
+        )
+
+    async def spawn_task(
+        self,
+        body: Task[R] | Callable[[*Ts], Awaitable[R]],
+        /,
+        *args: *Ts,
+        name: str | None = None,
+        register: str | None = None,
+        mailbox: MailboxConfig | None = None,
+        shutdown: float | None = None,
+        link: bool = True,
+    ) -> TaskRef[R]:
+        """Run ``body`` (a ``Task``, or an async function with ``args``) as a one-shot child.
+
+        Its return value or exception is its exit; ``await ref.result()`` gives the
+        value (see ``actors/_oneshot.py``). Linked like any child unless ``link`` is
+        False; the other arguments are ``spawn``'s.
+        """
+        return await spawn_task_in(
+            self._cell.system,
+            self._cell,
+            as_task(body, args),
+            name=name,
+            register=register,
+            mailbox=mailbox,
+            shutdown=shutdown,
+            link=link,
         )
 
     def start_task(self, fn: TaskFunction, *, name: str, notify: bool = False) -> OwnedTask:

@@ -77,6 +77,26 @@ class NotRunning(ActorError):
     """The operation needs a running actor or system (spawn on a stopping parent, say)."""
 
 
+class TaskFailed(ActorError):
+    """The task crashed: ``error`` is what its body raised (None when a linked actor's
+    crash took it down: ``reason.cause`` says which)."""
+
+    def __init__(self, path: str, reason: ExitReason, error: BaseException | None) -> None:
+        super().__init__(f"task {path} crashed: {reason.describe()}")
+        self.path = path
+        self.reason = reason
+        self.error = error
+
+
+class TaskCancelled(ActorError):
+    """The task was stopped, killed or cancelled before its body returned a value."""
+
+    def __init__(self, path: str, reason: ExitReason) -> None:
+        super().__init__(f"task {path} ended without a result: {reason.describe()}")
+        self.path = path
+        self.reason = reason
+
+
 class UnhandledMessage(ActorError, TypeError):
     """An actor received a message its ``receive`` does not handle."""
 

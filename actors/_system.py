@@ -6,9 +6,9 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar, TypeVarTuple
 
 import trio
 
@@ -22,11 +22,15 @@ from ._events import ActorStarted, EventBus
 from ._exits import ExitReason
 from ._introspect import recent_exits, snapshot
 from ._mailbox import MailboxConfig
+from ._oneshot import Task, TaskRef, as_task, spawn_task_in
 from ._ref import ActorRef
 from ._registry import Registry
 from ._teardown import State
 
 log = logging.getLogger("actors")
+
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
 
 
 def _check_budget(field: str, value: float | None, *, positive: bool = False) -> None:
@@ -175,6 +179,29 @@ class ActorSystem:
             )
             raise StartFailed(path, reason)
         return cell.ref
+
+    async def spawn_task(
+        self,
+        body: Task[R] | Callable[[*Ts], Awaitable[R]],
+        /,
+        *args: *Ts,
+        name: str | None = None,
+        register: str | None = None,
+        mailbox: MailboxConfig | None = None,
+        shutdown: float | None = None,
+    ) -> TaskRef[R]:
+        """Run ``body`` (a ``Task``, or an async function with ``args``) as a top-level
+        one-shot task; see ``ActorContext.spawn_task``."""
+        return await spawn_task_in(
+            self,
+            None,
+            as_task(body, args),
+            name=name,
+            register=register,
+            mailbox=mailbox,
+            shutdown=shutdown,
+            link=True,
+        )
 
     def start_owned_task(self, fn: Any, *args: Any, name: str) -> None:
         """Start an actor's owned task in the root nursery (for ``ActorCell.start_task``)."""

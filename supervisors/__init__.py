@@ -60,6 +60,7 @@ from ._spec import (
     Restart,
     Strategy,
     SupervisorFlags,
+    task_spec,
 )
 from ._supervisor import Supervisor
 
@@ -115,4 +116,5 @@ __all__ = [
     "run",
     "run_application",
     "run_phases",
+    "task_spec",
 ]

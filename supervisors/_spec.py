@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from actors import Actor, LivenessSpec, MailboxConfig, is_count, is_number
+from actors import Actor, LivenessSpec, MailboxConfig, Task, is_count, is_number
 
 from ._backoff import Backoff
 from ._errors import SpecError
@@ -153,6 +153,36 @@ class ChildSpec:
     def make(self, *extra: Any) -> Any:
         """Call the start factory with the spec's args plus ``extra``."""
         return self.start(*self.args, *extra)
+
+
+def task_spec(
+    id: str,
+    start: Callable[..., Any],
+    *args: Any,
+    restart: Restart = Restart.TEMPORARY,
+    shutdown: float = 5.0,
+    significant: bool = False,
+) -> ChildSpec:
+    """A child spec for a one-shot task (``actors.Task``): temporary unless told otherwise.
+
+    ``start`` is a ``Task`` subclass (called with ``args``) or an async function
+    (run as ``fn(*args)``); its return is a ``normal`` exit, a raise a crash, so
+    ``TRANSIENT`` runs it again until it returns. No one awaits the value.
+    """
+    if isinstance(start, type) and issubclass(start, Task):
+        return ChildSpec(
+            id, start, args=args, restart=restart, shutdown=shutdown, significant=significant
+        )
+    if isinstance(start, (Actor, type)) or not callable(start):
+        raise _fail("task spec start", start, "a Task subclass or an async function")
+    return ChildSpec(
+        id,
+        Task.of,
+        args=(start, *args),
+        restart=restart,
+        shutdown=shutdown,
+        significant=significant,
+    )
 
 
 def _check_intensity(_: Any, __: Any, value: Any) -> None:
