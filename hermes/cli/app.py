@@ -68,7 +68,7 @@ def daemon_paths() -> Any:
 
 def daemon_endpoint(start: bool = False) -> Any:
     from hermes.daemon.control import StartFailed, start_background
-    from hermes.gateway.client import NoDaemon, find_daemon
+    from hermes.gateway.endpoint import NoDaemon, find_daemon
 
     paths = daemon_paths()
     try:
@@ -119,9 +119,15 @@ def _first_leaf(
 
 
 async def call_daemon(method: str, **params: Any) -> Any:
+    """One request to the running daemon (exit 1 if none runs)."""
+    return await call_endpoint(daemon_endpoint(), method, **params)
+
+
+async def call_endpoint(endpoint: Any, method: str, **params: Any) -> Any:
+    """One request to the daemon at ``endpoint`` (a ``find_daemon`` result)."""
     from hermes.gateway.client import connect
 
-    async with connect(daemon_endpoint()) as client:
+    async with connect(endpoint) as client:
         return await client.call(method, **params)
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .app import call_daemon, daemon_paths, fail, main, print_json, run_async
+from .app import call_endpoint, daemon_paths, fail, main, print_json, run_async
 
 
 @main.group("daemon", invoke_without_command=True)
@@ -23,7 +23,7 @@ def daemon(ctx: click.Context) -> None:
 def daemon_start() -> None:
     """Start the daemon in the background (nothing to do if one runs)."""
     from hermes.daemon.control import StartFailed, start_background
-    from hermes.gateway.client import NoDaemon, find_daemon
+    from hermes.gateway.endpoint import NoDaemon, find_daemon
 
     paths = daemon_paths()
     try:
@@ -45,7 +45,7 @@ def daemon_start() -> None:
 def daemon_stop(force: bool, timeout: float) -> None:
     """Stop the running daemon (gracefully: turns settled, processes killed)."""
     from hermes.daemon.control import stop_daemon
-    from hermes.gateway.client import NoDaemon
+    from hermes.gateway.endpoint import NoDaemon
 
     try:
         pid = stop_daemon(daemon_paths(), timeout, force)
@@ -67,7 +67,7 @@ def daemon_status(as_json: bool) -> None:
         if as_json:
             print_json({"running": False, "reason": str(exc)})
         fail(str(exc), 3)
-    status = run_async(lambda: call_daemon("daemon.status"))
+    status = run_async(lambda: call_endpoint(endpoint, "daemon.status"))
     info = {
         "running": True,
         "url": endpoint.url,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from hermes.gateway.client import Endpoint, NoDaemon, find_daemon
+from hermes.gateway.endpoint import Endpoint, NoDaemon, find_daemon
 
 from .lock import holder, read_lock
 from .paths import Paths

@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
-import attrs
 import msgpack  # type: ignore[import-untyped]
 import trio
 import trio_websocket
 
-from hermes.daemon.lock import holder
-from hermes.daemon.paths import Paths
-from hermes.daemon.trust import check_private_dir, check_private_file, read_private_file
-
 from . import frames as protocol
+from .endpoint import Endpoint, NoDaemon, find_daemon
+
+__all__ = ["Client", "Endpoint", "GatewayError", "NoDaemon", "connect", "find_daemon"]
 
 
 class GatewayError(Exception):
@@ -39,45 +35,6 @@ class GatewayError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
-
-
-class NoDaemon(Exception):
-    """No daemon is running (or it left no endpoint)."""
-
-
-@attrs.frozen(slots=True)
-class Endpoint:
-    url: str
-    ws: str
-    token: str
-    pid: int
-    info: dict[str, Any]
-
-
-def find_daemon(paths: Paths) -> Endpoint:
-    """The running daemon's address and token (``NoDaemon`` if none runs).
-
-    The runtime directory and the files read from it must be this user's and
-    private (``hermes.daemon.trust``); otherwise ``Untrusted`` is raised and
-    nothing in them is used.
-    """
-    if not check_private_dir(paths.runtime_dir) or not check_private_file(paths.lock_file):
-        raise NoDaemon("no hermes daemon is running (start one with `hermes daemon start`)")
-    pid = holder(paths.lock_file)
-    if pid is None:
-        raise NoDaemon("no hermes daemon is running (start one with `hermes daemon start`)")
-    try:
-        endpoint_text = read_private_file(paths.endpoint_file)
-        token_text = read_private_file(paths.token_file)
-        if endpoint_text is None or token_text is None:
-            raise ValueError("not written yet")
-        info = json.loads(endpoint_text)
-        token = token_text.strip()
-    except (OSError, ValueError):
-        raise NoDaemon(f"the hermes daemon (pid {pid}) is starting or stopping") from None
-    if info.get("pid") != pid:
-        raise NoDaemon(f"the hermes daemon (pid {pid}) has not written its endpoint yet")
-    return Endpoint(info["url"], info["ws"], token, pid, info)
 
 
 class Client:
@@ -172,15 +129,3 @@ async def connect(
                 yield client
             finally:
                 nursery.cancel_scope.cancel()
-
-
-def default_paths() -> Paths:
-    from hermes.daemon.config import prepare
-
-    _, paths = prepare(dict(os.environ))
-    return paths
-
-
-def read_endpoint_file(path: Path) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(path.read_text())
-    return loaded
