@@ -1,14 +1,14 @@
-"""The compressor actor: one summary call on the auxiliary model, in its own scope.
+"""The compressor: one summary call on the auxiliary model, as a one-shot task.
 
 The owner of the transcript (the running turn, or the session for an idle
-``/compress``) spawns a ``CompressorActor`` as its child for each compaction
-that needs a model summary, calls it once with ``Summarise`` and gets a
-``SummaryResult``; the actor stops itself after replying. Because it is a
-child, a hard cancel of the turn or the session cancels the summary call
-(the transcript is not touched until the owner commits), and an operator can
-cancel it by path like any actor. It never raises for a failed summary: a
-model error, a timeout or garbage comes back as ``SummaryResult.error`` and
-the owner uses the static summary instead.
+``/compress``) spawns a ``Compressor`` task (``actors.Task``) as its child for
+each compaction that needs a model summary and awaits its ``SummaryResult``
+with ``result()``; returning it ends the task. Because it is a child, a hard
+cancel of the turn or the session cancels the summary call (the transcript is
+not touched until the owner commits), and an operator can cancel it by path
+like any actor. It never raises for a failed summary: a model error, a
+timeout or garbage comes back as ``SummaryResult.error`` and the owner uses
+the static summary instead.
 """
 
 from __future__ import annotations
@@ -16,18 +16,11 @@ from __future__ import annotations
 import attrs
 import trio
 
-from actors import Actor, Call, MailboxConfig, Overflow
+from actors import MailboxConfig, Overflow, Task
 from hermes.model import Message, ModelClient, ModelError, ModelRequest, TextBlock, Usage
 
 from .settings import CompressionSettings
 from .summary import SUMMARY_SYSTEM, GarbageSummary, accept_summary
-
-
-@attrs.frozen(slots=True)
-class Summarise(Call["SummaryResult"]):
-    """The one request a compressor handles: the summary prompt to send."""
-
-    prompt: str
 
 
 @attrs.frozen(slots=True)
@@ -40,27 +33,28 @@ class SummaryResult:
     """What the call cost (also when its answer was unusable)."""
 
 
-class CompressorActor(Actor):
-    """Makes one summary call (see the module docstring)."""
+class Compressor(Task[SummaryResult]):
+    """Makes one summary call of ``prompt`` (see the module docstring)."""
 
     mailbox = MailboxConfig(capacity=1, overflow=Overflow.FAIL)
 
     def __init__(
-        self, client: ModelClient, model: str, max_tokens: int, settings: CompressionSettings
+        self,
+        client: ModelClient,
+        model: str,
+        max_tokens: int,
+        settings: CompressionSettings,
+        prompt: str,
     ) -> None:
         self.client = client
         self.model = model
         self.max_tokens = max_tokens
         self.settings = settings
+        self.prompt = prompt
 
-    async def receive(self, message: object) -> SummaryResult:
-        if not isinstance(message, Summarise):
-            raise TypeError(f"a compressor handles Summarise, not {type(message).__name__}")
+    async def run(self) -> SummaryResult:
         self.ctx.beat(f"summarising with {self.model}")
-        try:
-            return await self._summarise(message.prompt)
-        finally:
-            self.ctx.stop()  # one summary per compressor
+        return await self._summarise(self.prompt)
 
     async def _summarise(self, prompt: str) -> SummaryResult:
         request = ModelRequest(

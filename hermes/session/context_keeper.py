@@ -15,7 +15,7 @@ needed because only the owner calls it.
   with an optional focus), which bypasses the policy.
 - **How:** the plan (prune old tool results, protect head and tail, never split
   a tool pair) comes from ``hermes.compression``; the middle is summarised by
-  a ``CompressorActor`` spawned under the owner, so cancelling the owner
+  a ``Compressor`` task spawned under the owner, so cancelling the owner
   cancels the summary call; a failed, slow or garbage summary (or one during
   the cooldown after failures) is replaced by the deterministic static one.
 - **Commit:** replacing the rows (the store archives the old ones), rebuilding
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import trio
 
-from actors import ActorContext, ActorExited, CallTimeout
+from actors import ActorContext, TaskCancelled, TaskFailed
 from hermes.compression import (
     CompactionPlan,
     CompressionPolicy,
@@ -43,7 +43,7 @@ from hermes.compression import (
     threshold_tokens,
     validate_transcript,
 )
-from hermes.compression.actor import CompressorActor, Summarise, SummaryResult
+from hermes.compression.actor import Compressor, SummaryResult
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.store import CompactionRecord, StoreError
 
@@ -296,21 +296,17 @@ class ContextKeeper:
 
     async def _call_compressor(self, plan: CompactionPlan, owner: ActorContext) -> SummaryResult:
         model = self.settings.aux_model or self.model
-        compressor = CompressorActor(self.client, model, plan.summary_max_tokens, self.settings)
-        ref = await owner.spawn(compressor, name="compressor")
-        answered = False
+        compressor = Compressor(
+            self.client, model, plan.summary_max_tokens, self.settings, plan.summary_prompt
+        )
+        task = await owner.spawn_task(compressor, name="compressor")
         try:
-            result = await ref.call(
-                Summarise(plan.summary_prompt),
-                timeout=self.settings.summary_timeout + SUMMARY_CALL_MARGIN,
-            )
-            answered = True
-            return result
-        except ActorExited as exc:
-            return SummaryResult(None, f"the compressor stopped ({exc.reason.describe()})")
-        except CallTimeout:
+            with trio.move_on_after(self.settings.summary_timeout + SUMMARY_CALL_MARGIN):
+                return await task.result()
             return SummaryResult(None, "the compressor did not answer in time")
+        except (TaskFailed, TaskCancelled) as exc:
+            return SummaryResult(None, f"the compressor stopped ({exc.reason.describe()})")
         finally:
-            if not answered and ref.is_alive:
+            if task.is_alive:  # cut short (its deadline, a cancel): stop the call now
                 with trio.CancelScope(shield=True):
-                    await ref.kill()
+                    await task.kill()

@@ -11,7 +11,6 @@ from typing import Any, assert_type
 import attrs
 
 from actors import ActorRef, Call, CallTarget
-from hermes.compression.actor import Summarise, SummaryResult
 from hermes.daemon.manager import Entry, Lookup, ManagerClient, Running, Status
 from hermes.daemon.providers import GetProviders, Providers
 from hermes.gateway.server import GetAddress as GatewayAddress
@@ -96,6 +95,5 @@ async def daemon_calls(ref: ActorRef, manager: ManagerClient, processes: Process
 
 
 async def one_shot_calls(ref: ActorRef, run: RunCall) -> None:
-    assert_type(await ref.call(Summarise("p")), SummaryResult)
     assert_type(await ref.call(run), ToolOutcome)
     assert_type(await ref.call(Delegate("d", ())), BatchResult | DelegationStarted | Refused)
