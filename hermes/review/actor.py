@@ -1,6 +1,6 @@
-"""The reviewer actor: one background memory review, cancellable at any await.
+"""The reviewer: one background memory review as a one-shot task, cancellable at any await.
 
-A session spawns a ``ReviewerActor`` as its child after every N completed
+A session spawns a ``Reviewer`` task (``actors.Task``) as its child after every N completed
 user turns (``ReviewSettings.interval``) and kills it the moment new input or
 a control verb arrives. The review replays the session's transcript (same
 model, same system prompt and tool list, so the cached prefix is reused; a
@@ -13,6 +13,8 @@ remove become proposals a person approves later (``docs/memory.md``). Only a
 review that finishes commits the draft, in one shielded step (in a thread, so a
 held file lock does not stall the loop); a
 cancelled or failed review commits nothing, so it leaves no partial writes.
+The outcome is the task's result; what its model calls cost is added as they
+finish to a ``ReviewCost`` its owner lends it, so it is known after a cancel too.
 No person attends a review: the tool context has no approval callback, so a
 dangerous command would be denied (only the memory tool runs anyway).
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors import Actor, MailboxConfig, Overflow
+from actors import MailboxConfig, Overflow, Task
 from hermes.memory import MemoryDraft, MemoryService, MemoryStore, MemoryTool
 from hermes.model import (
     Message,
@@ -64,9 +66,12 @@ class ReviewJob:
     """The session's: the same thinking settings keep the cached prefix valid."""
 
 
-@attrs.frozen(slots=True)
-class StartReview:
-    """The one message a reviewer handles: run."""
+@attrs.define(slots=True)
+class ReviewCost:
+    """What a review's finished model calls cost so far; lent by its owner, who reads it
+    however the review ended (a cancelled review's calls were paid for too)."""
+
+    usage: Usage = attrs.field(factory=Usage)
 
 
 @attrs.frozen(slots=True)
@@ -83,31 +88,28 @@ class ReviewOutcome:
     usage: Usage = attrs.field(factory=Usage)
 
 
-class ReviewerActor(Actor):
-    """Runs one review; the session reads ``outcome`` when it has exited."""
+class Reviewer(Task[ReviewOutcome]):
+    """Runs one review; its result is how it ended (see the module docstring)."""
 
     mailbox = MailboxConfig(capacity=1, overflow=Overflow.FAIL)
     shutdown_budget = 0.0  # nothing to save on a stop: the draft is simply dropped
 
     def __init__(
-        self, job: ReviewJob, client: ModelClient, memory: MemoryStore, settings: ReviewSettings
+        self,
+        job: ReviewJob,
+        client: ModelClient,
+        memory: MemoryStore,
+        settings: ReviewSettings,
+        cost: ReviewCost | None = None,
     ) -> None:
         self.job = job
         self.client = client
         self.memory = memory
         self.settings = settings
-        self.outcome: ReviewOutcome | None = None
-        """Set when the review ended on its own (None after a cancel or a crash)."""
-        self.usage = Usage()
-        """What the review's finished model calls cost (also known after a cancel)."""
+        self.cost = cost if cost is not None else ReviewCost()
 
-    async def receive(self, message: object) -> None:
-        if not isinstance(message, StartReview):
-            raise TypeError(f"a reviewer handles StartReview, not {type(message).__name__}")
-        try:
-            self.outcome = await self._review()
-        finally:
-            self.ctx.stop()
+    async def run(self) -> ReviewOutcome:
+        return await self._review()
 
     def _request(self, messages: list[Message]) -> ModelRequest:
         job, settings = self.job, self.settings
@@ -150,9 +152,10 @@ class ReviewerActor(Actor):
             try:
                 response = await self.client.complete(self._request(messages))
             except ModelError as error:  # nothing is committed: as if cancelled
-                return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens, self.usage)
+                usage = self.cost.usage
+                return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens, usage)
             iterations += 1
-            self.usage = self.usage + response.usage
+            self.cost.usage = self.cost.usage + response.usage
             tokens += response.usage.prompt_tokens + response.usage.output_tokens
             messages.append(response.message)
             uses = response.message.tool_uses()
@@ -176,5 +179,5 @@ class ReviewerActor(Actor):
             report.summary(),
             iterations,
             tokens,
-            self.usage,
+            self.cost.usage,
         )

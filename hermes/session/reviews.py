@@ -3,11 +3,12 @@
 ``ReviewHost`` belongs to the session actor. After every ``interval``
 completed user turns (not interrupted, cancelled or failed; compaction jobs
 and machine input do not count), with nothing queued, it spawns a
-``ReviewerActor`` child on a snapshot of the transcript. At most one runs.
+``Reviewer`` task child on a snapshot of the transcript. At most one runs.
 A review that is due but cannot start (input is already waiting) stays due
 and runs after the next completed user turn. Any new input or control verb
 kills it at once (``cancel``), before the session does anything else: the
-review never competes with a live turn.
+review never competes with a live turn. How it ended comes back as the task's
+result (``TaskRef.result``); what it cost, from the ``ReviewCost`` lent to it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,20 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors import ActorContext, ActorRef, Down, ExitKind, MonitorRef, Timer
+from actors import (
+    ActorContext,
+    Down,
+    ExitKind,
+    ExitReason,
+    MonitorRef,
+    TaskCancelled,
+    TaskFailed,
+    TaskRef,
+    Timer,
+)
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
-from hermes.review import ReviewerActor, ReviewJob, ReviewSettings, StartReview
+from hermes.review import ReviewCost, Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
 from hermes.store import StoreError
 
 from . import events as ev
@@ -41,6 +52,27 @@ CHARGE_TIMEOUT = 5.0
 """Bound on recording a review's token usage."""
 
 log = logging.getLogger(__name__)
+
+
+@attrs.frozen(slots=True)
+class _Review:
+    """The review running now."""
+
+    job: ReviewJob
+    cost: ReviewCost
+    task: TaskRef[ReviewOutcome]
+    monitor: MonitorRef
+
+
+async def _ended(task: TaskRef[ReviewOutcome]) -> ReviewOutcome | ExitReason | None:
+    """How an exited review ended: its outcome, or the reason it gave none (None: still
+    running, reported unkillable)."""
+    if task.is_alive:
+        return None
+    try:
+        return await task.result()
+    except (TaskFailed, TaskCancelled) as error:
+        return error.reason
 
 
 class ReviewHost:
@@ -64,7 +96,7 @@ class ReviewHost:
         self.unreviewed = 0
         """Completed user turns since the last review started (a due review that could
         not start, because input was already waiting, stays due)."""
-        self._running: tuple[ReviewerActor, ActorRef, MonitorRef] | None = None
+        self._running: _Review | None = None
         self._timer: Timer | None = None
         """The idle delay of a due review (cancelled by any new input)."""
 
@@ -74,7 +106,7 @@ class ReviewHost:
 
     @property
     def path(self) -> str | None:
-        return self._running[1].path if self._running is not None else None
+        return self._running.task.path if self._running is not None else None
 
     def turn_completed(self) -> bool:
         """Count a completed user turn; whether a review is due now."""
@@ -107,11 +139,11 @@ class ReviewHost:
         job = ReviewJob(
             session_id, turn, model, system, tools, transcript, cwd, spill_dir, thinking_budget
         )
-        actor = ReviewerActor(job, self.client, self.memory, self.settings)
-        ref = await ctx.spawn(actor, name=REVIEWER_NAME, shutdown=0)
-        self._running = (actor, ref, ctx.monitor(ref))
+        cost = ReviewCost()
+        reviewer = Reviewer(job, self.client, self.memory, self.settings, cost)
+        task = await ctx.spawn_task(reviewer, name=REVIEWER_NAME, shutdown=0)
+        self._running = _Review(job, cost, task, ctx.monitor(task))
         self.hub.publish(ev.ReviewStarted(turn))
-        await ref.cast(StartReview())
 
     def schedule(self, ctx: ActorContext, turn: int) -> bool:
         """Arm the idle delay of a due review (``ReviewDue`` arrives when it passes);
@@ -145,16 +177,16 @@ class ReviewHost:
         running, self._running = self._running, None
         if running is None:
             return False
-        actor, ref, monitor = running
-        ctx.demonitor(monitor, flush=True)
+        ctx.demonitor(running.monitor, flush=True)
         with trio.CancelScope(shield=True):
-            await ref.kill()
-        finished = actor.outcome is not None  # it had finished (and committed) before the kill
-        await self._charge(actor)
-        if actor.outcome is not None:
-            self._report(actor, actor.outcome.end, actor.outcome.detail)
+            await running.task.kill()
+            ended = await _ended(running.task)
+        finished = isinstance(ended, ReviewOutcome)  # it had finished (and committed) first
+        await self._charge(running.cost)
+        if isinstance(ended, ReviewOutcome):
+            self._report(running.job, ended.end, ended.detail, ended)
         else:
-            self._report(actor, "cancelled", reason)
+            self._report(running.job, "cancelled", reason)
         return not finished
 
     async def on_down(self, ctx: ActorContext, down: Down) -> bool:
@@ -163,31 +195,33 @@ class ReviewHost:
         Killed by someone else (an operator, by path) counts as cancelled.
         """
         running = self._running
-        if running is None or down.monitor != running[2]:
+        if running is None or down.monitor != running.monitor:
             return False
         self._running = None
-        actor = running[0]
-        await self._charge(actor)
-        if actor.outcome is not None:
-            self._report(actor, actor.outcome.end, actor.outcome.detail)
+        ended = await _ended(running.task)
+        await self._charge(running.cost)
+        job = running.job
+        if isinstance(ended, ReviewOutcome):
+            self._report(job, ended.end, ended.detail, ended)
         elif down.reason.kind in (ExitKind.CANCELLED, ExitKind.KILLED):
-            self._report(actor, "cancelled", down.reason.describe())
+            self._report(job, "cancelled", down.reason.describe())
         else:
-            self._report(actor, "failed", f"the reviewer crashed: {down.reason.describe()}")
+            self._report(job, "failed", f"the reviewer crashed: {down.reason.describe()}")
         return True
 
-    def _report(self, actor: ReviewerActor, outcome: str, detail: str) -> None:
-        done = actor.outcome
+    def _report(
+        self, job: ReviewJob, outcome: str, detail: str, done: ReviewOutcome | None = None
+    ) -> None:
         added, staged = (done.added, done.staged) if done is not None else (0, 0)
-        self.hub.publish(ev.ReviewCompleted(actor.job.turn, outcome, added, staged, detail))
+        self.hub.publish(ev.ReviewCompleted(job.turn, outcome, added, staged, detail))
 
-    async def _charge(self, actor: ReviewerActor) -> None:
+    async def _charge(self, cost: ReviewCost) -> None:
         """Add what the review's model calls cost to the session's usage (bounded)."""
-        if self.charge is None or actor.usage == Usage():
+        if self.charge is None or cost.usage == Usage():
             return
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + CHARGE_TIMEOUT
             try:
-                await self.charge(actor.usage)
+                await self.charge(cost.usage)
             except StoreError as error:
                 log.warning("review usage not recorded: %s", error)

@@ -1,4 +1,4 @@
-"""The reviewer actor on its own, and the session's ``ReviewHost`` around it.
+"""The reviewer task on its own, and the session's ``ReviewHost`` around it.
 
 The model is the fake provider over real HTTP; memory is a real ``MemoryStore``.
 """
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import trio
 
-from actors import Actor, ActorSystem
+from actors import Actor, ActorSystem, TaskCancelled
 from hermes.fake import Endless, ErrorReply, FakeProvider, Reply, ToolUse, Usage, open_fake_provider
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, RetryPolicy, TextBlock
-from hermes.review import ReviewerActor, ReviewJob, ReviewSettings, StartReview
+from hermes.review import Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
 from hermes.session.events import EventHub
 from hermes.session.reviews import ReviewHost
 
@@ -66,13 +66,11 @@ async def run_review(
     memory: MemoryStore,
     tmp_path: Path,
     settings: ReviewSettings | None = None,
-) -> ReviewerActor:
-    actor = ReviewerActor(job(tmp_path), client, memory, settings or ReviewSettings())
-    ref = await system.spawn(actor, name="reviewer")
-    await ref.cast(StartReview())
+) -> ReviewOutcome:
+    reviewer = Reviewer(job(tmp_path), client, memory, settings or ReviewSettings())
+    task = await system.spawn_task(reviewer, name="reviewer")
     with trio.fail_after(10):
-        await ref.wait_exited()
-    return actor
+        return await task.result()
 
 
 async def test_a_finished_review_commits_its_adds_in_one_step(
@@ -83,8 +81,7 @@ async def test_a_finished_review_commits_its_adds_in_one_step(
     tmp_path: Path,
 ) -> None:
     fake.enqueue(Reply.of("Saving.", add("Shell: zsh")), Reply.of("Done."))
-    actor = await run_review(system, client, memory, tmp_path)
-    outcome = actor.outcome
+    outcome = await run_review(system, client, memory, tmp_path)
     assert outcome is not None
     assert (outcome.end, outcome.added, outcome.staged, outcome.iterations) == (
         "completed",
@@ -111,8 +108,8 @@ async def test_only_the_memory_tool_runs_in_a_review(
         Reply.of(ToolUse("terminal", {"command": f"touch {marker}"}, id="toolu_t")),
         Reply.of("Nothing to save."),
     )
-    actor = await run_review(system, client, memory, tmp_path)
-    assert actor.outcome is not None and actor.outcome.end == "completed"
+    outcome = await run_review(system, client, memory, tmp_path)
+    assert outcome is not None and outcome.end == "completed"
     assert not marker.exists()
     result = fake.message_requests[1].body["messages"][-1]["content"][0]
     assert result["tool_use_id"] == "toolu_t" and result["is_error"] is True
@@ -126,9 +123,9 @@ async def test_a_failed_call_commits_nothing(
     tmp_path: Path,
 ) -> None:
     fake.enqueue(Reply.of(add("drafted")), ErrorReply(400, "no"))
-    actor = await run_review(system, client, memory, tmp_path)
-    assert actor.outcome is not None and actor.outcome.end == "failed"
-    assert actor.outcome.added == 0
+    outcome = await run_review(system, client, memory, tmp_path)
+    assert outcome is not None and outcome.end == "failed"
+    assert outcome.added == 0
     assert memory.entries("memory") == [] and not memory.path("memory").exists()
 
 
@@ -144,9 +141,9 @@ async def test_budgets_end_a_review_and_commit(
     )
     fake.enqueue(Reply.of(add("one"), usage=usage), Reply.of(add("two"), usage=usage))
     settings = ReviewSettings(token_budget=1_500)
-    actor = await run_review(system, client, memory, tmp_path, settings)
-    assert actor.outcome is not None
-    assert (actor.outcome.end, actor.outcome.added, actor.outcome.tokens) == ("budget", 2, 1_820)
+    outcome = await run_review(system, client, memory, tmp_path, settings)
+    assert outcome is not None
+    assert (outcome.end, outcome.added, outcome.tokens) == ("budget", 2, 1_820)
     assert memory.entries("memory") == ["one", "two"]
 
 
@@ -158,16 +155,16 @@ async def test_a_killed_review_leaves_no_writes_and_closes_its_stream(
     tmp_path: Path,
 ) -> None:
     fake.enqueue(Reply.of(add("never saved")), Endless(event_delay=0.01))
-    actor = ReviewerActor(job(tmp_path), client, memory, ReviewSettings())
-    ref = await system.spawn(actor, name="reviewer")
+    reviewer = Reviewer(job(tmp_path), client, memory, ReviewSettings())
     with trio.fail_after(10):
-        await ref.cast(StartReview())
+        task = await system.spawn_task(reviewer, name="reviewer")
         streaming = await fake.wait_for_requests(2)
         while streaming.events_sent < 3:  # noqa: ASYNC110 - no event for stream progress
             await trio.sleep(0.005)
-        await ref.kill()
+        await task.kill()
         await streaming.wait_disconnect()
-    assert actor.outcome is None
+        with pytest.raises(TaskCancelled):  # no outcome
+            await task.result()
     assert memory.entries("memory") == [] and not memory.path("memory").exists()
 
 
