@@ -1,0 +1,281 @@
+"""``McpServerActor``: one MCP server's connection, owned by one actor.
+
+The actor's owned task ``connection`` runs the whole life of the connection
+inside itself, so the SDK's task groups (the transport's pipe tasks, the
+``ClientSession`` dispatcher) are nested in the actor's own task and end
+with it: connect (spawn the stdio server or open the HTTP session),
+``initialize``, list the tools (every page), register them, then wait until
+the transport ends or the server sends ``notifications/tools/list_changed``
+(list again, register the difference). HTTP connections are pinged every
+``ping_interval`` seconds.
+
+A failure of the server (it cannot start, exits, stops answering in
+``connect_timeout``, a ping fails) is never the actor's failure: it is
+recorded on the ``ServerLink`` with the delay of the next attempt
+(exponential ``supervisors.Backoff``, reset once a connection has stayed up
+for the backoff's quiet period), and the actor tries again. Its tools stay
+registered meanwhile and answer "unavailable ... retrying in N s". Only a bug
+of the actor itself crashes it; its supervisor then restarts it.
+
+Stopping the actor cancels the task: the stdio server's group is killed and
+reaped (``stdio.py``), an HTTP session is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from urllib.parse import urlsplit
+
+import attrs
+import httpx2
+import mcp_types as types
+import trio
+from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+
+from actors import Actor, Call, ExitReason
+from hermes.tools import ToolRegistry
+from supervisors import Backoff
+
+from .config import MissingVariable, expand
+from .link import ServerLink
+from .stdio import Exited, Streams, resolve_command, stdio_transport
+from .tools import McpTool, schema_problem, tool_name
+
+log = logging.getLogger("hermes.mcp")
+
+CLIENT_INFO = types.Implementation(name="hermes", version="0.1.0")
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class McpOptions:
+    """Timings shared by every server actor (tests shorten them)."""
+
+    backoff: Backoff = attrs.field(factory=lambda: Backoff(min=1.0, max=60.0))
+    ping_interval: float = 30.0
+    """HTTP servers: seconds between liveness pings."""
+    ping_timeout: float = 10.0
+    list_timeout: float = 30.0
+    """Seconds a re-listing after ``list_changed`` may take."""
+    stop_grace: float = 0.5
+    """stdio: seconds after closing stdin before the group is signalled."""
+
+
+@attrs.frozen(slots=True)
+class GetStatus(Call[dict[str, object]]):
+    """The server's state as plain data (``ServerLink.snapshot``)."""
+
+
+class McpServerActor(Actor):
+    """See the module docstring."""
+
+    shutdown_budget = 5.0
+
+    def __init__(
+        self,
+        link: ServerLink,
+        registry: ToolRegistry,
+        environ: Mapping[str, str],
+        options: McpOptions,
+    ) -> None:
+        self.link = link
+        self.registry = registry
+        self.environ = environ
+        self.options = options
+        self._wake = trio.Event()
+        self._refresh = False
+
+    async def on_start(self) -> None:
+        self.ctx.start_task(self._run, name="connection")
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, GetStatus):
+            return self.link.snapshot()
+        return None
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        self.link.stopped()
+
+    # -- the connection --------------------------------------------------------------
+
+    async def _run(self) -> None:
+        attempt = 0
+        backoff = self.options.backoff
+        while True:
+            self.link.attempts += 1
+            began = trio.current_time()
+            try:
+                reason = await self._connect_once()
+            except Exception as exc:  # the server's failure, never the actor's
+                reason = describe(exc)
+            if self.link.connects and trio.current_time() - began >= backoff.quiet_period:
+                attempt = 0
+            delay = backoff.delay(attempt)
+            attempt += 1
+            self.link.down(reason, trio.current_time() + delay)
+            log.warning(
+                "MCP server %s is down (%s); retrying in %.1f s", self.link.name, reason, delay
+            )
+            await trio.sleep(delay)
+
+    def _poke(self) -> None:
+        self._wake.set()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._refresh = True
+            self._poke()
+        elif isinstance(message, Exception):
+            log.info("MCP server %s: %s", self.link.name, describe(message))
+
+    async def _connect_once(self) -> str:
+        config = self.link.config
+        exited = Exited(on_close=self._poke)
+        transport = self._transport(exited)
+        connect = trio.CancelScope(deadline=trio.current_time() + config.connect_timeout)
+        with connect:
+            try:
+                async with (
+                    transport as (read, write),
+                    ClientSession(
+                        read, write, message_handler=self._on_message, client_info=CLIENT_INFO
+                    ) as session,
+                ):
+                    init = await session.initialize()
+                    self.link.server_name = init.server_info.name
+                    self.link.server_version = init.server_info.version
+                    await self._list(session)
+                    connect.deadline = math.inf
+                    self.link.up(session)
+                    log.info("MCP server %s is ready: %s", config.name, ", ".join(self.link.tools))
+                    try:
+                        reason = await self._serve(session, exited)
+                    finally:
+                        self.link.session = None
+            except Exception:
+                if exited.closed.is_set():
+                    return exited.describe()
+                raise
+            if reason is not None:
+                return reason
+        if exited.closed.is_set():  # described once the transport has reaped the process
+            return exited.describe()
+        return (
+            f"it did not start, initialize and list its tools within "
+            f"connect_timeout ({config.connect_timeout:g} s)"
+        )
+
+    async def _serve(self, session: ClientSession, exited: Exited) -> str | None:
+        """Serve until the connection ends: why, or None when the transport closed."""
+        http = self.link.config.transport == "http"
+        interval = self.options.ping_interval if http else math.inf
+        while True:
+            if exited.closed.is_set():
+                return None
+            if self._refresh:
+                self._refresh = False
+                with trio.fail_after(self.options.list_timeout):
+                    await self._list(session)
+                continue
+            self._wake = trio.Event()
+            with trio.move_on_after(interval) as idle:
+                await self._wake.wait()
+            if idle.cancelled_caught:
+                try:
+                    with trio.fail_after(self.options.ping_timeout):
+                        await session.send_ping()
+                except trio.TooSlowError:
+                    return f"it did not answer a ping within {self.options.ping_timeout:g} s"
+
+    def _transport(self, exited: Exited) -> AbstractAsyncContextManager[Streams]:
+        config = self.link.config
+        if config.command is not None:
+            env = {
+                key: expand(value, self.environ, f"env {key}") for key, value in config.env.items()
+            }
+            argv = [resolve_command(config.command, config.cwd), *config.args]
+            cwd = config.cwd
+            return stdio_transport(argv, env, cwd, exited, grace=self.options.stop_grace)
+        assert config.url is not None
+        headers = {
+            key: expand(value, self.environ, f"header {key}")
+            for key, value in config.headers.items()
+        }
+        return _http_transport(config.url, headers)
+
+    async def _list(self, session: ClientSession) -> None:
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self._register(listed)
+
+    def _register(self, listed: list[types.Tool]) -> None:
+        config = self.link.config
+        offered: list[str] = []
+        skipped: list[str] = []
+        wanted: dict[str, McpTool] = {}
+        for tool in listed:
+            if not config.offers(tool.name):
+                continue
+            problem = schema_problem(tool.input_schema)
+            name = tool_name(config.name, tool.name)
+            if problem is None and name in wanted:
+                problem = f"its name becomes {name}, as another tool's does"
+            existing = self.registry.get(name)
+            if problem is None and existing is not None and not _ours(existing, self.link):
+                problem = f"{name} is already a tool of this daemon"
+            if problem is not None:
+                skipped.append(f"{tool.name}: {problem}")
+                log.warning("MCP server %s: tool %s skipped: %s", config.name, tool.name, problem)
+                continue
+            wanted[name] = McpTool(self.link, tool, name)
+            offered.append(tool.name)
+        for existing_tool in list(self.registry):
+            if _ours(existing_tool, self.link) and existing_tool.name not in wanted:
+                self.registry.unregister(existing_tool.name)
+        for name, new in wanted.items():
+            old = self.registry.get(name)
+            if (
+                isinstance(old, McpTool)
+                and old.spec() == new.spec()
+                and old.remote == new.remote
+                and old.read_only_hint == new.read_only_hint
+            ):
+                continue  # unchanged: keep the registry's cached specs
+            self.registry.register(new, replace=True)
+        self.link.set_tools(tuple(offered), tuple(skipped))
+
+
+def _ours(tool: object, link: ServerLink) -> bool:
+    return isinstance(tool, McpTool) and tool.link is link
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Streams]:
+    host = urlsplit(url).hostname or ""
+    loopback = host in ("127.0.0.1", "::1", "localhost")
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout, trust_env=not loopback) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+    ):
+        yield read, write  # type: ignore[misc]
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line account of ``exc``: the first leaf of a group, its type and message."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError | MissingVariable | PermissionError):
+        return str(exc)
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:500]

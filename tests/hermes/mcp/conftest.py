@@ -1,0 +1,105 @@
+"""MCP fixtures: real MCP servers (``mcp_server.py``) as subprocesses, a supervisor over them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from actors import ActorRef, ActorSystem
+from hermes.fake import FakeProvider, open_fake_provider
+from hermes.mcp import McpConfig, parse_mcp
+from hermes.mcp.link import ServerLink
+from hermes.mcp.server import McpOptions
+from hermes.mcp.supervisor import McpSupervisor
+from hermes.model import ModelClient, RetryPolicy
+from hermes.store import StoreClient, spawn_store
+from hermes.tools import ToolRegistry, default_registry
+from supervisors import Backoff
+
+SERVER = str(Path(__file__).with_name("mcp_server.py"))
+KEY = "test-key"
+OPTIONS = McpOptions(backoff=Backoff(min=2.0, max=4.0, random_factor=0.0), stop_grace=0.5)
+
+
+def stdio(**extra: Any) -> dict[str, Any]:
+    """A ``[mcp.servers.NAME]`` table for the test server over stdio."""
+    table: dict[str, Any] = {"command": sys.executable, "args": [SERVER]}
+    table.update(extra)
+    return table
+
+
+def mcp_config(servers: dict[str, dict[str, Any]]) -> McpConfig:
+    config, errors = parse_mcp({"servers": servers}, "test.toml")
+    assert errors == []
+    return config
+
+
+async def wait_until(
+    link: ServerLink, ok: Callable[[ServerLink], bool], timeout: float = 30
+) -> None:
+    """Wait (on the link's change events) until ``ok(link)``."""
+    with trio.fail_after(timeout):
+        while not ok(link):
+            await link.changed.wait()
+
+
+def ready(link: ServerLink) -> bool:
+    return link.state == "ready"
+
+
+class Running:
+    """A spawned ``McpSupervisor`` and what the tests need of it."""
+
+    def __init__(self, sup: McpSupervisor, ref: ActorRef, registry: ToolRegistry) -> None:
+        self.sup, self.ref, self.registry = sup, ref, registry
+
+    def link(self, name: str) -> ServerLink:
+        return self.sup.links[name]
+
+
+StartMcp = Callable[..., Any]
+
+
+@pytest.fixture
+def start_mcp(system: ActorSystem) -> StartMcp:
+    """Spawn an ``McpSupervisor`` for ``servers`` over a fresh (or given) registry."""
+
+    async def start(
+        servers: dict[str, dict[str, Any]],
+        registry: ToolRegistry | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> Running:
+        registry = ToolRegistry() if registry is None else registry
+        sup = McpSupervisor(mcp_config(servers), registry, environ=environ, options=OPTIONS)
+        ref = await system.spawn(sup, name="mcp")
+        return Running(sup, ref, registry)
+
+    return start
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    async with open_fake_provider(api_key=KEY) as provider:
+        yield provider
+
+
+@pytest.fixture
+async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
+    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=30)
+    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
+        yield c
+
+
+@pytest.fixture
+async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
+    return await spawn_store(system, tmp_path / "data", register=None)
+
+
+@pytest.fixture
+def base_registry() -> ToolRegistry:
+    return default_registry()

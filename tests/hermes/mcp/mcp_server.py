@@ -1,0 +1,132 @@
+"""A real MCP server for the tests, written with the SDK's ``MCPServer``.
+
+Run as ``python mcp_server.py [--http] [--exit-at-start CODE] [--state FILE]``:
+stdio by default; with ``--http`` it serves streamable HTTP on 127.0.0.1
+(a free port, printed as the first line of stdout). ``--state FILE`` counts
+starts in FILE so a test can tell a restarted server from the first one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ImageContent, TextContent, ToolAnnotations
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
+
+app = MCPServer("test-server", version="1.0")
+
+
+@app.tool(annotations=ToolAnnotations(read_only_hint=True))
+def echo(text: str) -> str:
+    """Answer the text, prefixed."""
+    return f"echo: {text}"
+
+
+@app.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server, or <unset>."""
+    return os.environ.get(name, "<unset>")
+
+
+@app.tool()
+def starts() -> str:
+    """How many times this server has started (with --state)."""
+    return os.environ.get("TEST_STARTS", "?")
+
+
+@app.tool()
+async def add_tool(ctx: Context) -> str:
+    """Add a tool named 'late' and tell the client the list changed."""
+
+    def late() -> str:
+        """A tool added at run time."""
+        return "late tool ran"
+
+    app.add_tool(late, name="late", description="A tool added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "added"
+
+
+def _mark(path: str, text: str) -> None:
+    Path(path).write_text(text)
+
+
+@app.tool()
+async def hang(marker: str = "") -> str:
+    """Never answers; writes MARKER.started, then MARKER.cancelled when the client cancels."""
+    if marker:
+        _mark(marker + ".started", "started\n")
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        if marker:
+            _mark(marker + ".cancelled", "cancelled\n")
+        raise
+    return "never"
+
+
+@app.tool()
+def crash() -> str:
+    """Exit the whole server process mid-call."""
+    sys.stderr.write("crashing on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@app.tool()
+def big(size: int) -> str:
+    """SIZE characters of text."""
+    line = "0123456789abcdefghijklmnopqrstuvwxyz\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+@app.tool()
+def fail(why: str) -> str:
+    """Fail (the client sees isError with the message)."""
+    raise ToolError(f"failed because {why}")
+
+
+@app.tool()
+def picture() -> list[TextContent | ImageContent]:
+    """A text block and an image."""
+    return [TextContent(text="here it is"), ImageContent(data=PNG, mime_type="image/png")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--exit-at-start", type=int, default=None)
+    parser.add_argument("--state", default=None)
+    args = parser.parse_args()
+    if args.exit_at_start is not None:
+        sys.stderr.write("cannot start: no configuration\n")
+        sys.exit(args.exit_at_start)
+    if args.state:
+        state = Path(args.state)
+        count = int(state.read_text()) + 1 if state.exists() else 1
+        state.write_text(str(count))
+        os.environ["TEST_STARTS"] = str(count)
+    if not args.http:
+        app.run()
+        return
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+if __name__ == "__main__":
+    main()

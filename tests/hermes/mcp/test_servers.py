@@ -1,0 +1,277 @@
+"""MCP servers as supervised actors, against real servers (``mcp_server.py``): stdio, HTTP."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from hermes.mcp.link import ServerLink
+from hermes.tools import CallStatus, ToolCall, ToolContext, ToolRegistry, run_batch
+
+from .conftest import SERVER, StartMcp, ready, stdio, wait_until
+
+
+async def call(
+    registry: ToolRegistry, tmp_path: Path, name: str, args: dict[str, object] | None = None
+) -> tuple[str, bool, CallStatus]:
+    """One call through the real batch runner: (text, is_error, status)."""
+    ctx = ToolContext.create(tmp_path, tmp_path / "spill")
+    [result] = await run_batch([ToolCall("toolu_1", name, args or {})], registry, ctx)
+    return result.outcome.content, result.outcome.is_error, result.status
+
+
+def file_bytes(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+def server_pids(link: ServerLink) -> list[int]:
+    """Pids of live processes running the test server for this link (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if SERVER.encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def test_tools_are_listed_namespaced_with_the_servers_schema(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"files": stdio()})
+    link = mcp.link("files")
+    await wait_until(link, ready)
+    names = mcp.registry.names()
+    assert "mcp_files_echo" in names and "mcp_files_hang" in names
+    echo = mcp.registry.get("mcp_files_echo")
+    assert echo is not None
+    spec = echo.spec()
+    assert spec.input_schema["properties"]["text"]["type"] == "string"
+    assert spec.input_schema["required"] == ["text"]
+    assert spec.description.startswith("[MCP server files] Answer the text")
+    assert link.server_name == "test-server"
+    text, is_error, status = await call(mcp.registry, tmp_path, "mcp_files_echo", {"text": "hi"})
+    assert (text, is_error, status) == ("echo: hi", False, CallStatus.OK)
+
+
+async def test_the_server_gets_only_the_listed_environment(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    environ = {"HOME": "/home/someone", "SECRET_TOKEN": "s3cret", "PATH": os.environ["PATH"]}
+    mcp = await start_mcp(
+        {"env": stdio(env={"GREETING": "hello", "TOKEN": "Bearer ${SECRET_TOKEN}"})},
+        environ=environ,
+    )
+    await wait_until(mcp.link("env"), ready)
+
+    async def getenv(name: str) -> str:
+        text, _, _ = await call(mcp.registry, tmp_path, "mcp_env_getenv", {"name": name})
+        return text
+
+    assert await getenv("GREETING") == "hello"
+    assert await getenv("TOKEN") == "Bearer s3cret"  # ${NAME} taken from the daemon's env
+    assert await getenv("HOME") == "<unset>"
+    assert await getenv("PATH") == "<unset>"
+    assert await getenv("SECRET_TOKEN") == "<unset>"
+
+
+async def test_include_and_exclude_choose_the_tools(start_mcp: StartMcp) -> None:
+    mcp = await start_mcp(
+        {
+            "some": stdio(tools={"include": ["echo", "fail", "nonexistent"]}),
+            "most": stdio(tools={"exclude": ["crash", "hang"]}),
+        }
+    )
+    await wait_until(mcp.link("some"), ready)
+    await wait_until(mcp.link("most"), ready)
+    names = set(mcp.registry.names())
+    assert {n for n in names if n.startswith("mcp_some_")} == {"mcp_some_echo", "mcp_some_fail"}
+    most = {n for n in names if n.startswith("mcp_most_")}
+    assert "mcp_most_echo" in most and "mcp_most_big" in most
+    assert "mcp_most_crash" not in most and "mcp_most_hang" not in most
+
+
+async def test_results_errors_images_and_large_results(start_mcp: StartMcp, tmp_path: Path) -> None:
+    mcp = await start_mcp({"t": stdio()})
+    await wait_until(mcp.link("t"), ready)
+    text, is_error, status = await call(mcp.registry, tmp_path, "mcp_t_fail", {"why": "no disk"})
+    assert is_error and status is CallStatus.ERROR
+    assert "failed because no disk" in text
+
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_t_picture")
+    assert not is_error
+    first, second = text.split("\n")
+    assert first == "here it is"
+    match = re.fullmatch(r"\[image \(image/png, (\d+) bytes\) saved to (\S+)\]", second)
+    assert match is not None
+    assert file_bytes(match.group(2)).startswith(b"\x89PNG")
+
+    # Over 50,000 characters (MCP's threshold, below the built-in tools' 100,000): spilled.
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_t_big", {"size": 60_000})
+    assert not is_error and len(text) < 5_000
+    assert "60,000 characters" in text
+    saved = re.search(r"saved to (\S+) ;", text)
+    assert saved is not None and len(file_bytes(saved.group(1))) == 60_000
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_t_big", {"size": 40_000})
+    assert len(text) == 40_000
+
+
+async def test_a_10_mb_result_arrives_and_is_spilled(start_mcp: StartMcp, tmp_path: Path) -> None:
+    mcp = await start_mcp({"t": stdio()})
+    await wait_until(mcp.link("t"), ready)
+    with trio.fail_after(60):
+        text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_t_big", {"size": 10_000_000})
+    assert not is_error and "10,000,000 characters" in text
+    assert mcp.link("t").state == "ready"
+
+
+async def test_a_crashed_server_is_restarted_and_meanwhile_answers_unavailable(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    state = tmp_path / "starts"
+    mcp = await start_mcp({"flaky": stdio(args=[SERVER, "--state", str(state)]), "steady": stdio()})
+    flaky, steady = mcp.link("flaky"), mcp.link("steady")
+    await wait_until(flaky, ready)
+    await wait_until(steady, ready)
+    first = server_pids(flaky)
+
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_flaky_crash")
+    assert is_error
+    assert "closed the connection during the call to crash" in text
+    await wait_until(flaky, lambda link: link.state == "down")
+    assert "exited with code 3" in flaky.reason and "crashing on purpose" in flaky.reason
+
+    # Down: its tools are still offered and answer at once, saying when it retries.
+    assert "mcp_flaky_echo" in mcp.registry.names()
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_flaky_echo", {"text": "x"})
+    assert is_error
+    assert re.fullmatch(
+        r"MCP server 'flaky' is unavailable \(the server exited with code 3; stderr: "
+        r"crashing on purpose\), retrying in [12] s\.",
+        text,
+    ), text
+    # The other server never noticed.
+    assert steady.state == "ready" and steady.connects == 1
+    assert (await call(mcp.registry, tmp_path, "mcp_steady_echo", {"text": "y"}))[0] == "echo: y"
+
+    await wait_until(flaky, lambda link: link.state == "ready" and link.connects == 2)
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_flaky_starts")
+    assert text == "2"
+    assert server_pids(flaky) != first
+
+
+async def test_a_server_that_never_starts_does_not_affect_the_others(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp(
+        {
+            "broken": stdio(args=[SERVER, "--exit-at-start", "2"]),
+            "missing": {"command": "no-such-mcp-server-binary"},
+            "good": stdio(),
+        }
+    )
+    await wait_until(mcp.link("good"), ready)
+    broken, missing = mcp.link("broken"), mcp.link("missing")
+    await wait_until(broken, lambda link: link.state == "down")
+    await wait_until(missing, lambda link: link.state == "down")
+    assert broken.reason == (
+        "the server exited with code 2; stderr: cannot start: no configuration"
+    )
+    assert missing.reason == "command 'no-such-mcp-server-binary' not found on the daemon's PATH"
+    assert not any(n.startswith(("mcp_broken_", "mcp_missing_")) for n in mcp.registry.names())
+    # It keeps retrying (with backoff) without its actor or the supervisor failing.
+    attempts = broken.attempts
+    await wait_until(broken, lambda link: link.attempts > attempts, timeout=30)
+    assert mcp.ref.is_alive
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_good_echo", {"text": "fine"})
+    assert text == "echo: fine"
+
+
+async def test_list_changed_refreshes_the_tools(start_mcp: StartMcp, tmp_path: Path) -> None:
+    mcp = await start_mcp({"dyn": stdio()})
+    link = mcp.link("dyn")
+    await wait_until(link, ready)
+    assert "mcp_dyn_late" not in mcp.registry.names()
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_dyn_add_tool")
+    assert text == "added"
+    await wait_until(link, lambda link: "late" in link.tools)
+    assert "mcp_dyn_late" in mcp.registry.names()
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_dyn_late")
+    assert text == "late tool ran"
+
+
+async def test_stopping_kills_and_reaps_the_server_process_group(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"t": stdio()})
+    link = mcp.link("t")
+    await wait_until(link, ready)
+    pids = server_pids(link)
+    assert len(pids) == 1
+    with trio.fail_after(15):
+        await mcp.ref.stop()
+    assert link.state == "stopped"
+    assert server_pids(link) == []
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_t_echo", {"text": "x"})
+    assert is_error and text == "MCP server 't' is unavailable (stopped)."
+
+
+@pytest.fixture
+async def http_server(tmp_path: Path) -> object:
+    """The test server over streamable HTTP on 127.0.0.1 (a real subprocess)."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, SERVER, "--http"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert process.stdout is not None
+    try:
+        with trio.fail_after(30):
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(100)
+                assert chunk, "the HTTP server exited before printing its port"
+                data += chunk
+        yield f"http://127.0.0.1:{int(data)}/mcp"
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+
+
+async def test_a_streamable_http_server_is_listed_and_called(
+    start_mcp: StartMcp, http_server: str, tmp_path: Path
+) -> None:
+    mcp = await start_mcp(
+        {"web": {"url": http_server, "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}},
+        environ={"WEB_TOKEN": "t0k"},
+    )
+    link = mcp.link("web")
+    await wait_until(link, ready)
+    assert link.config.transport == "http"
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_web_echo", {"text": "over http"})
+    assert (text, is_error) == ("echo: over http", False)
+
+
+async def test_an_http_header_naming_an_unset_variable_keeps_only_that_server_down(
+    start_mcp: StartMcp, http_server: str
+) -> None:
+    mcp = await start_mcp(
+        {"web": {"url": http_server, "headers": {"Authorization": "Bearer ${NOT_SET_ANYWHERE}"}}},
+        environ={},
+    )
+    link = mcp.link("web")
+    await wait_until(link, lambda link: link.state == "down")
+    assert link.reason == (
+        "header Authorization names ${NOT_SET_ANYWHERE}, which is not set in the daemon's "
+        "environment"
+    )
