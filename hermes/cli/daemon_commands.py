@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -15,8 +16,14 @@ def daemon(ctx: click.Context) -> None:
     """Run the daemon in the foreground (or: start, stop, status)."""
     if ctx.invoked_subcommand is None:
         from hermes.daemon.app import run_daemon
+        from hermes.daemon.ready import ReadyOut, take_ready_fd
 
-        sys.exit(run_daemon())
+        ready_fd = take_ready_fd(os.environ)  # set by `hermes daemon start`
+        if ready_fd is None:
+            sys.exit(run_daemon())
+        with ReadyOut(sys.stdout, ready_fd) as out:
+            code = run_daemon(out=out)
+        sys.exit(code)
 
 
 @daemon.command("start")

@@ -13,6 +13,7 @@ from hermes.gateway.endpoint import Endpoint, NoDaemon, find_daemon
 from .lock import holder, read_lock
 from .paths import Paths
 from .pidcheck import verify_daemon
+from .ready import READY_FD, wait_ready
 from .trust import check_private_dir, check_private_file
 
 
@@ -21,7 +22,11 @@ class StartFailed(RuntimeError):
 
 
 def start_background(paths: Paths, timeout: float = 20.0) -> Endpoint:
-    """Start ``hermes daemon`` detached (its own session); wait until it serves."""
+    """Start ``hermes daemon`` detached (its own session); return once it serves.
+
+    The daemon says so on a ready pipe (``ready.py``): no polling. A daemon that
+    exits first is reported with the last lines of its output.
+    """
     try:
         return find_daemon(paths)
     except NoDaemon:
@@ -30,31 +35,47 @@ def start_background(paths: Paths, timeout: float = 20.0) -> Endpoint:
     paths.log_dir.mkdir(mode=0o700, exist_ok=True)
     out_path = paths.log_dir / "daemon.out"
     fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "ab") as out:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "hermes", "daemon"],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            close_fds=True,
-        )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code = child.poll()
-        if code is not None:
-            tail = out_path.read_text(errors="replace").splitlines()[-5:]
-            raise StartFailed(f"the daemon exited at once (code {code}):\n" + "\n".join(tail))
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(fd, "ab") as out:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "hermes", "daemon"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                env={**os.environ, READY_FD: str(write_end)},
+                pass_fds=(write_end,),
+                start_new_session=True,
+                close_fds=True,
+            )
+    finally:
+        os.close(write_end)
+    try:
+        line = wait_ready(read_end, timeout)
+    except TimeoutError:
+        child.terminate()
+        raise StartFailed(
+            f"the daemon did not come up within {timeout:g}s (see {out_path})"
+        ) from None
+    finally:
+        os.close(read_end)
+    if line is None:  # it closed the pipe without a word: it is exiting
         try:
-            endpoint = find_daemon(paths)
-        except NoDaemon:
-            time.sleep(0.05)
-            continue
-        if endpoint.pid == child.pid:
-            return endpoint
-        time.sleep(0.05)
-    child.terminate()
-    raise StartFailed(f"the daemon did not come up within {timeout:g}s (see {out_path})")
+            code = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.terminate()
+            raise StartFailed(
+                f"the daemon closed its ready pipe but runs on (see {out_path})"
+            ) from None
+        tail = out_path.read_text(errors="replace").splitlines()[-5:]
+        raise StartFailed(f"the daemon exited at once (code {code}):\n" + "\n".join(tail))
+    try:
+        endpoint = find_daemon(paths)
+    except NoDaemon as exc:
+        raise StartFailed(f"the daemon said it serves ({line}) but {exc}") from None
+    if endpoint.pid != child.pid:
+        raise StartFailed(f"another daemon (pid {endpoint.pid}) serves; {line}")
+    return endpoint
 
 
 def stop_daemon(paths: Paths, timeout: float = 30.0, force: bool = False) -> int:
