@@ -20,11 +20,14 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .paths import Paths, resolve_paths
+
+if TYPE_CHECKING:
+    from hermes.mcp.config import McpConfig
 
 DEMO_MODEL = "hermes-demo"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -293,6 +296,14 @@ class Config:
             return name
         return DEFAULT_MODEL if self.api_key else DEMO_MODEL
 
+    @property
+    def mcp(self) -> McpConfig:
+        """The ``[mcp.servers.NAME]`` tables (``hermes/mcp/config.py``)."""
+        from hermes.mcp.config import McpConfig  # only when asked: an import the CLI skips
+
+        servers: McpConfig = self.values.get("mcp", {}).get("servers") or McpConfig()
+        return servers
+
     def data_dir(self, paths: Paths) -> Path:
         given: str = self.get("", "data_dir")
         return Path(given).expanduser() if given else paths.data_dir
@@ -316,7 +327,14 @@ def validate(raw: Mapping[str, Any], source: str) -> dict[str, dict[str, Any]]:
         section: {key: spec.default for key, spec in keys.items()}
         for section, keys in SCHEMA.items()
     }
+    values["mcp"] = {"servers": None}  # None: no [mcp] table (Config.mcp is then empty)
     for name, value in raw.items():
+        if name == "mcp":  # [mcp.servers.NAME]: checked by hermes/mcp/config.py
+            from hermes.mcp.config import parse_mcp
+
+            values["mcp"]["servers"], problems = parse_mcp(value, source)
+            errors.extend(problems)
+            continue
         if name in SCHEMA[""]:
             section, key, items = "", name, {name: value}
         elif name in SCHEMA:
@@ -325,7 +343,7 @@ def validate(raw: Mapping[str, Any], source: str) -> dict[str, dict[str, Any]]:
                 continue
             section, items = name, value
         else:
-            known = ", ".join(sorted([*SCHEMA[""], *(f"[{s}]" for s in SCHEMA if s)]))
+            known = ", ".join(sorted([*SCHEMA[""], "[mcp]", *(f"[{s}]" for s in SCHEMA if s)]))
             errors.append(f"{source}: unknown key {name!r} (known: {known})")
             continue
         for key, item in items.items():
@@ -398,6 +416,8 @@ def reload_changes(old: Config, new: Config) -> tuple[list[str], list[str]]:
         for key, spec in keys.items():
             if old.get(section, key) != new.get(section, key):
                 (applied if spec.reload else restart).append(_where(section, key))
+    if old.mcp != new.mcp:
+        restart.append("[mcp]")
     return applied, restart
 
 
