@@ -3,7 +3,7 @@
 | module | one job |
 |---|---|
 | ``paths.py`` | XDG config, data and runtime directories |
-| ``config.py`` | the TOML schema, validation, reload (``docs/config.md``); light: the CLI reads it |
+| ``config.py`` | the TOML schema, validation, reload (``docs/config.md``); the CLI reads it |
 | ``settings.py`` | ``Settings``: the running configuration and what the actors share |
 | ``lock.py`` | one daemon per runtime and per data directory; stale-lock takeover |
 | ``trust.py`` | the runtime directory and its files must be ours and private |
@@ -17,6 +17,7 @@
 | ``manager.py`` | the sessions manager (dynamic supervisor of sessions) |
 | ``app.py`` | the tree as an application (``hermes daemon``) |
 | ``control.py`` | start/stop a background daemon (CLI) |
+| ``ready.py`` | the ready pipe: the started daemon tells ``hermes daemon start`` it serves |
 
 This package is imported by the CLI: keep its ``__init__`` free of imports, and keep
 ``paths``, ``config``, ``trust``, ``lock``, ``pidcheck`` and ``control`` free of the store,
