@@ -171,17 +171,41 @@ async def decide(
     ask: ApprovalCallback | None,
     call_id: str = "",
     pause: Callable[[], AbstractContextManager[None]] = nullcontext,
+    extra: tuple[Finding, ...] = (),
 ) -> ApprovalDecision:
     """Decide whether ``command`` may run (see the module docstring for the order).
 
     ``pause`` is entered while waiting for a person, so a caller's own deadline
     (the tool call's timeout) can stop counting during human wait time.
-    Cancellation propagates; it is never turned into a decision.
+    Cancellation propagates; it is never turned into a decision. ``extra``:
+    findings from elsewhere (the path guard's reading of what the command writes)
+    decided together with the command's own.
     """
     if len(command) > THREAD_THRESHOLD:  # keep a huge command line off the event loop
         findings = await trio.to_thread.run_sync(classify, command)
     else:
         findings = classify(command)
+    if extra:
+        found = {f.key for f in findings}
+        findings = (*findings, *(f for f in extra if f.key not in found))
+    return await decide_findings(
+        command, findings, session=session, ask=ask, call_id=call_id, pause=pause
+    )
+
+
+async def decide_findings(
+    subject: str,
+    findings: tuple[Finding, ...],
+    *,
+    session: ApprovalSession,
+    ask: ApprovalCallback | None,
+    call_id: str = "",
+    pause: Callable[[], AbstractContextManager[None]] = nullcontext,
+) -> ApprovalDecision:
+    """Steps 1-6 of the module docstring for findings already made (``subject`` is shown).
+
+    The file tools ask through this too: an opaque finding is a person's, each time.
+    """
     if any(f.hardline for f in findings):
         return ApprovalDecision(Verdict.HARDLINE, findings)
     if not findings:
@@ -194,7 +218,7 @@ async def decide(
         return ApprovalDecision(Verdict.PREAPPROVED, findings)
     if ask is None:
         return ApprovalDecision(Verdict.UNATTENDED, findings)
-    request = ApprovalRequest(command, findings, call_id)
+    request = ApprovalRequest(subject, findings, call_id)
     with pause():
         choice = await _ask(request, session, ask)
     if isinstance(choice, ApprovalDecision):

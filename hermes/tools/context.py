@@ -23,6 +23,8 @@ import trio
 from .approval import ApprovalCallback, ApprovalSession
 from .base import ProgressKind, ToolProgress
 from .env import scrub_env
+from .guard.policy import PathPolicy
+from .guard.reads import ReadLedger
 
 T = TypeVar("T")
 
@@ -47,6 +49,10 @@ class ToolContext:
     interrupt: trio.Event | None = None
     """Set on a soft interrupt: running commands stop (exit 130), unstarted calls are skipped."""
     services: Mapping[type[Any], object] = attrs.field(factory=dict)
+    guard: PathPolicy = attrs.field(factory=PathPolicy.from_environment)
+    """The path policy every file-touching tool applies (``guard/``)."""
+    files: ReadLedger = attrs.field(factory=ReadLedger)
+    """What this session has read and written: shared by every turn's context."""
     call_id: str = ""
     tool_name: str = ""
     pause_deadline: Callable[[], AbstractContextManager[None]] = nullcontext

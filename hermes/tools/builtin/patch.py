@@ -17,6 +17,7 @@ import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
+from ..guard.gate import guard_write
 from .fs import check_regular_file, looks_binary
 
 MAX_DIFF_CHARS = 4_000
@@ -57,13 +58,19 @@ class PatchTool(Tool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(args["path"])
-        return await trio.to_thread.run_sync(
-            patch_file,
-            path,
-            args["old_string"],
-            args["new_string"],
-            bool(args.get("replace_all", False)),
-        )
+        refused = await guard_write(ctx, path, self.name, whole=False)
+        if refused is not None:
+            return refused
+
+        def edit() -> ToolOutcome:
+            outcome = patch_file(
+                path, args["old_string"], args["new_string"], bool(args.get("replace_all", False))
+            )
+            if not outcome.is_error:
+                ctx.files.record_write(path, full=False)
+            return outcome
+
+        return await trio.to_thread.run_sync(edit)
 
 
 def _line_of(text: str, index: int) -> int:

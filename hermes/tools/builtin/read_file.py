@@ -9,6 +9,7 @@ again. The footer says how to continue when there is more.
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
+from ..guard.gate import guard_read
+from ..guard.reads import Stamp
 from .fs import BINARY_SNIFF, check_regular_file, looks_binary
 
 MAX_LINE_CHARS = 2_000
@@ -61,9 +64,26 @@ class ReadFileTool(Tool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(args["path"])
-        return await trio.to_thread.run_sync(
-            read_window, path, int(args.get("offset", 1)), int(args.get("limit", 500))
+        refused = await guard_read(ctx, path, self.name)
+        if refused is not None:
+            return refused
+        offset = int(args.get("offset", 1))
+        real, stamp, outcome = await trio.to_thread.run_sync(
+            _stamped_read, path, offset, int(args.get("limit", 500))
         )
+        if not outcome.is_error:
+            details = outcome.details
+            total = details.get("lines")
+            full = offset == 1 and total is not None and details.get("last", 0) >= total
+            ctx.files.record_read(real, stamp, full=full or total == 0)
+        return outcome
+
+
+def _stamped_read(path: Path, offset: int, limit: int) -> tuple[str, Stamp | None, ToolOutcome]:
+    """The real path, its stamp taken *before* reading, and the answer (blocking)."""
+    real = os.path.realpath(path)
+    stamp = Stamp.of(real)
+    return real, stamp, read_window(path, offset, limit)
 
 
 def read_window(path: Path, offset: int, limit: int) -> ToolOutcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
+from ..guard.gate import guard_read
 from .fs import BINARY_SNIFF, display, looks_binary
 
 SKIP_DIRS = frozenset(
@@ -82,15 +83,26 @@ class SearchFilesTool(Tool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         root = ctx.resolve(args.get("path", "."))
+        target = args.get("target", "content")
+        if target == "content":
+            refused = await guard_read(ctx, root, self.name, "search")
+            if refused is not None:
+                return refused
+        policy = ctx.guard
+
+        def readable(path: Path) -> bool:
+            return policy.check_read(path).allowed
+
         return await trio.to_thread.run_sync(
             search,
             root,
             ctx.cwd,
             args["pattern"],
-            args.get("target", "content"),
+            target,
             args.get("file_glob"),
             int(args.get("limit", 50)),
             bool(args.get("ignore_case", False)),
+            readable,
         )
 
 
@@ -127,8 +139,12 @@ def search(
     file_glob: str | None,
     limit: int,
     ignore_case: bool,
+    readable: Callable[[Path], bool] = lambda _: True,
 ) -> ToolOutcome:
-    """Run one search (blocking; checks for cancellation)."""
+    """Run one search (blocking; checks for cancellation).
+
+    ``readable`` is the path policy: a file it refuses is never opened (content).
+    """
     if not root.exists():
         return ToolOutcome.error(f"Path not found: {root}")
     if target == "files":
@@ -137,7 +153,7 @@ def search(
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         return ToolOutcome.error(f"Invalid regular expression {pattern!r}: {exc}")
-    return _search_content(root, cwd, regex, file_glob, limit)
+    return _search_content(root, cwd, regex, file_glob, limit, readable)
 
 
 def _search_names(
@@ -162,13 +178,21 @@ def _search_names(
 
 
 def _search_content(
-    root: Path, cwd: Path, regex: re.Pattern[str], file_glob: str | None, limit: int
+    root: Path,
+    cwd: Path,
+    regex: re.Pattern[str],
+    file_glob: str | None,
+    limit: int,
+    readable: Callable[[Path], bool],
 ) -> ToolOutcome:
     found: list[str] = []
-    searched = skipped = 0
+    searched = skipped = guarded = 0
     more = False
     for path in _files(root, file_glob):
         trio.from_thread.check_cancelled()
+        if not readable(path):
+            guarded += 1
+            continue
         text = _text_of(path)
         if text is None:
             skipped += 1
@@ -186,6 +210,8 @@ def _search_content(
         if more:
             break
     skipped_note = f", {skipped} binary/large/unreadable skipped" if skipped else ""
+    if guarded:
+        skipped_note += f", {guarded} not searched: .env or credential files the agent never reads"
     if not found:
         return ToolOutcome.ok(
             f"No matches for /{regex.pattern}/ under {root} ({searched} files searched"
@@ -193,7 +219,13 @@ def _search_content(
             matches=0,
         )
     tail = f"\n[Stopped at limit={limit}; narrow the search or raise limit.]" if more else ""
-    return ToolOutcome.ok("\n".join(found) + tail, matches=len(found), truncated=more)
+    if guarded:
+        tail += (
+            f"\n[{guarded} .env or credential files were not searched: the agent never reads them.]"
+        )
+    return ToolOutcome.ok(
+        "\n".join(found) + tail, matches=len(found), truncated=more, guarded=guarded
+    )
 
 
 def _text_of(path: Path) -> str | None:

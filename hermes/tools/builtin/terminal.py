@@ -33,9 +33,11 @@ from typing import Any
 
 import trio
 
-from ..approval import decide
+from ..approval import Verdict, decide
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
+from ..guard.commands import command_hits, floor, guarded_refusal, hit_finding
+from ..guard.policy import Action
 from ..process import CommandResult, GroupLedger, GroupNotRecorded, OutputCapture, run_command
 
 FOREGROUND_DEFAULT_TIMEOUT = 180
@@ -154,14 +156,24 @@ class TerminalTool(Tool):
             return ToolOutcome.error(
                 f"workdir {workdir} is not a directory. Nothing was run.", reason="bad_workdir"
             )
+        hits = await trio.to_thread.run_sync(command_hits, command, workdir, ctx.guard)
         decision = await decide(
             command,
             session=ctx.approvals,
             ask=ctx.ask_approval,
             call_id=ctx.call_id,
             pause=ctx.pause_deadline,
+            extra=tuple(hit_finding(h) for h in hits),
         )
         if not decision.allowed:
+            refused = [h for h in hits if h.ruling.action is Action.REFUSE]
+            if refused and decision.verdict is Verdict.HARDLINE and not floor(decision):
+                return ToolOutcome.error(
+                    guarded_refusal(refused),
+                    ran=False,
+                    verdict="guarded",
+                    guard=refused[0].ruling.key,
+                )
             return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
         if background or args.get("on_timeout") == "background":
             from hermes.processes import background as bg  # the process layer builds on tools

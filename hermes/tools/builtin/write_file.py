@@ -12,6 +12,7 @@ import trio
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
 from ..env import user_umask
+from ..guard.gate import guard_write
 
 
 class WriteFileTool(Tool):
@@ -38,7 +39,17 @@ class WriteFileTool(Tool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(args["path"])
-        return await trio.to_thread.run_sync(write_text, path, args["content"])
+        refused = await guard_write(ctx, path, self.name, whole=True)
+        if refused is not None:
+            return refused
+
+        def write() -> ToolOutcome:
+            outcome = write_text(path, args["content"])
+            if not outcome.is_error:
+                ctx.files.record_write(path, full=True)
+            return outcome
+
+        return await trio.to_thread.run_sync(write)
 
 
 def write_text(path: Path, content: str) -> ToolOutcome:
