@@ -211,6 +211,11 @@ class SessionsManager(Actor):
         self.memory = memory_store(config, config.data_dir(self.settings.paths))
         if self.memory is not None:
             self.registry.register(MemoryTool(self.memory.limits))
+        if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
+            from hermes.mcp.supervisor import McpSupervisor  # the SDK loads only when used
+
+            mcp = McpSupervisor(config.mcp, self.registry)
+            await self.ctx.spawn(mcp, name="mcp", shutdown=30.0)
         self.event_log = EventLog(self.settings.config.get("gateway", "stored_events"))
         if self.event_log.enabled:  # before ``sup``: it stops after the sessions, writing theirs
             await self.ctx.spawn(

@@ -1,0 +1,57 @@
+"""MCP servers in a real ``hermes daemon``: a broken server never keeps it from serving."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..daemon.daemon_proc import STARTUP_BOUND, running_daemon
+from .conftest import SERVER
+
+
+def processes_with(argument: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds ``argument``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if argument.encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path: Path) -> None:
+    state = str(tmp_path / "good-starts")
+    config = (
+        f"[mcp.servers.good]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([SERVER, '--state', state])}\n"
+        f"[mcp.servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([SERVER, '--exit-at-start', '2'])}\n"
+    )
+    with running_daemon(tmp_path, config) as daemon:
+        deadline = time.monotonic() + STARTUP_BOUND
+        messages: list[str] = []
+        while time.monotonic() < deadline:
+            messages = [e["msg"] for e in daemon.log_entries()]
+            ready = any(m.startswith("MCP server good is ready: echo") for m in messages)
+            if ready and any(m.startswith("MCP server broken is down") for m in messages):
+                break
+            time.sleep(0.1)
+        assert any("MCP server good is ready: echo, getenv" in m for m in messages), messages
+        broken = [m for m in messages if m.startswith("MCP server broken is down")]
+        assert "exited with code 2; stderr: cannot start: no configuration" in broken[0]
+        assert len(processes_with(state)) == 1
+        tree = daemon.cli("tree")
+        assert tree.returncode == 0, tree.stderr
+        assert "mcp" in tree.stdout and "good" in tree.stdout and "broken" in tree.stdout
+        done = daemon.cli("send", "hello there", "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["reason"] == "completed"
+    assert processes_with(state) == []  # stopped with the daemon: killed and reaped
