@@ -33,6 +33,7 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
     )
     config = load_config(path, env={})
     github, docs, off = config.mcp.servers
+    assert not off.enabled
     assert (github.name, github.transport, github.command) == ("github", "stdio", "npx")
     assert github.args == ("-y", "@modelcontextprotocol/server-github")
     assert dict(github.env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "PATH": "${PATH}"}
@@ -72,7 +73,8 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\ntimeout = 0\n",
-            "[mcp.servers.gh] timeout: expected a number of seconds > 0 and <= 86400, got integer 0",
+            "[mcp.servers.gh] timeout: expected a number of seconds > 0 and <= 86400, "
+            "got integer 0",
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\ntrust = 'full'\n",
@@ -84,7 +86,7 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\nenv = { 'BAD NAME' = 'v' }\n",
-            "[mcp.servers.gh] env: expected a table of NAME = \"value\"",
+            '[mcp.servers.gh] env: expected a table of NAME = "value"',
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\ntools = { only = ['a'] }\n",
@@ -143,6 +145,7 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert len(lines) == 3
     assert "[model] max_tokens" in lines[0]
     assert "[mcp.servers.a] timeout" in lines[1]
-    assert "[mcp.servers.b] parallel: expected a boolean (true or false), got string 'yes'" in (
-        lines[2]
+    assert (
+        "[mcp.servers.b] parallel: expected a boolean (true or false), got string 'yes'"
+        in (lines[2])
     )
