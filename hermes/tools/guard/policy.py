@@ -15,6 +15,7 @@ import enum
 import os
 import stat
 import sys
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -109,12 +110,17 @@ class PathPolicy:
         from hermes.daemon.paths import resolve_paths  # its package __init__ imports nothing
 
         paths = resolve_paths(environ)
-        return cls.for_paths(
+        policy = cls.for_paths(
             config_file=paths.config_file,
             data_dir=paths.data_dir,
             runtime_dir=paths.runtime_dir,
             environ=environ,
         )
+        configured = _configured_data_dir(paths.config_file)
+        if configured is None:
+            return policy
+        what = "the Hermes daemon's data directory (its store)"
+        return attrs.evolve(policy, state=(*policy.state, (_real(configured), what)))
 
     # -- the three questions ------------------------------------------------------------
 
@@ -259,6 +265,16 @@ class PathPolicy:
         return bool(base) and any(
             path == os.path.join(base, rel) for rel in rules.RUNTIME_DIR_SOCKETS
         )
+
+
+def _configured_data_dir(config_file: Path) -> str | None:
+    """The config file's top-level ``data_dir`` (it wins over the environment's), if any."""
+    try:
+        with open(config_file, "rb") as f:
+            given = tomllib.load(f).get("data_dir")
+    except (OSError, ValueError):
+        return None
+    return os.path.expanduser(given) if isinstance(given, str) and given else None
 
 
 def _runtime_roots() -> tuple[str, ...]:

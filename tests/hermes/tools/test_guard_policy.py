@@ -40,6 +40,11 @@ def test_the_policy_finds_the_daemon_places_from_the_environment(tmp_path: Path)
         assert (ruling.action, ruling.key) == (Action.REFUSE, key), path
     assert policy.check_read(tmp_path / "xdg" / "hermes" / "token").key == "agent_secret"
     assert policy.check_read(tmp_path / "data" / "spill" / "c1-terminal.txt").allowed
+    config = tmp_path / "cfg" / "hermes" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'# where the store lives\ndata_dir = "{tmp_path / "elsewhere"}"\n')
+    moved = PathPolicy.from_environment(env).check_write(tmp_path / "elsewhere" / "hermes.db")
+    assert moved.key == "agent_state"
 
 
 @pytest.mark.parametrize(
