@@ -156,17 +156,17 @@ class McpServerActor(Actor):
                     finally:
                         self.link.session = None
             except Exception:
-                if exited.closed.is_set():
+                if exited.ended_first:
                     return exited.describe()
                 raise
             if reason is not None:
                 return reason
-        if exited.closed.is_set():  # described once the transport has reaped the process
-            return exited.describe()
-        return (
-            f"it did not start, initialize and list its tools within "
-            f"connect_timeout ({config.connect_timeout:g} s)"
-        )
+        if connect.cancelled_caught:
+            return (
+                f"it did not start, initialize and list its tools within "
+                f"connect_timeout ({config.connect_timeout:g} s)"
+            )
+        return exited.describe()  # once the transport has reaped the process
 
     async def _serve(self, session: ClientSession, exited: Exited) -> str | None:
         """Serve until the connection ends: why, or None when the transport closed."""

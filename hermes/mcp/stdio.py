@@ -57,6 +57,8 @@ class Exited:
     problem: str | None = None
     closed: trio.Event = attrs.field(factory=trio.Event)
     """Set once stdout has ended (the server exited or closed it) or the transport broke."""
+    ended_first: bool = False
+    """The pipe ended before the transport began stopping the server (it exited by itself)."""
     on_close: Callable[[], None] | None = None
     """Called once on close: the owner's wake-up call."""
 
@@ -172,6 +174,7 @@ async def stdio_transport(
             finally:
                 nursery.cancel_scope.cancel()
     finally:
+        exited.ended_first = exited.closed.is_set()
         with trio.CancelScope(shield=True, deadline=trio.current_time() + grace + 5.0):
             await _stop(process, grace)
             exited.returncode = process.returncode

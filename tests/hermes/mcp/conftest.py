@@ -23,7 +23,9 @@ from supervisors import Backoff
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 KEY = "test-key"
-OPTIONS = McpOptions(backoff=Backoff(min=2.0, max=4.0, random_factor=0.0), stop_grace=0.5)
+OPTIONS = McpOptions(
+    backoff=Backoff(min=2.0, max=4.0, random_factor=0.0), stop_grace=0.5, ping_interval=0.5
+)
 
 
 def stdio(**extra: Any) -> dict[str, Any]:

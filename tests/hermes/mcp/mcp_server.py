@@ -1,9 +1,10 @@
 """A real MCP server for the tests, written with the SDK's ``MCPServer``.
 
-Run as ``python mcp_server.py [--http] [--exit-at-start CODE] [--state FILE]``:
-stdio by default; with ``--http`` it serves streamable HTTP on 127.0.0.1
-(a free port, printed as the first line of stdout). ``--state FILE`` counts
-starts in FILE so a test can tell a restarted server from the first one.
+Run as ``python mcp_server.py [--http] [--state FILE]``: stdio by default;
+with ``--http`` it serves streamable HTTP on 127.0.0.1 (a free port, printed
+as the first line of stdout). ``--state FILE`` counts starts in FILE so a
+test can tell a restarted server from the first one. ``--exit-at-start CODE``
+and ``--hang-at-start`` make a server that never starts.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import base64
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -75,6 +77,14 @@ async def hang(marker: str = "") -> str:
 
 
 @app.tool()
+def garbage() -> str:
+    """Write a line that is not JSON-RPC to stdout, then answer normally."""
+    sys.stdout.write("this is not json\n")
+    sys.stdout.flush()
+    return "after garbage"
+
+
+@app.tool()
 def crash() -> str:
     """Exit the whole server process mid-call."""
     sys.stderr.write("crashing on purpose\n")
@@ -106,10 +116,13 @@ def main() -> None:
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--exit-at-start", type=int, default=None)
     parser.add_argument("--state", default=None)
+    parser.add_argument("--hang-at-start", action="store_true")
     args = parser.parse_args()
     if args.exit_at_start is not None:
         sys.stderr.write("cannot start: no configuration\n")
         sys.exit(args.exit_at_start)
+    if args.hang_at_start:
+        time.sleep(3600)  # never reads stdin, never answers initialize
     if args.state:
         state = Path(args.state)
         count = int(state.read_text()) + 1 if state.exists() else 1

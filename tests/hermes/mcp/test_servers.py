@@ -6,13 +6,21 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import trio
 
 from hermes.mcp.link import ServerLink
-from hermes.tools import CallStatus, ToolCall, ToolContext, ToolRegistry, run_batch
+from hermes.tools import (
+    CallStatus,
+    ToolCall,
+    ToolContext,
+    ToolRegistry,
+    plan_batch,
+    run_batch,
+)
 
 from .conftest import SERVER, StartMcp, ready, stdio, wait_until
 
@@ -227,21 +235,28 @@ async def test_stopping_kills_and_reaps_the_server_process_group(
     assert is_error and text == "MCP server 't' is unavailable (stopped)."
 
 
-@pytest.fixture
-async def http_server(tmp_path: Path) -> object:
-    """The test server over streamable HTTP on 127.0.0.1 (a real subprocess)."""
+async def start_http_server() -> tuple[trio.Process, str]:
+    """The test server over streamable HTTP on 127.0.0.1 (a real subprocess) and its URL."""
     process = await trio.lowlevel.open_process(
         [sys.executable, SERVER, "--http"], stdout=subprocess.PIPE, start_new_session=True
     )
     assert process.stdout is not None
+    with trio.fail_after(30):
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = await process.stdout.receive_some(100)
+            if not chunk:
+                process.kill()
+                raise AssertionError("the HTTP server exited before printing its port")
+            data += chunk
+    return process, f"http://127.0.0.1:{int(data)}/mcp"
+
+
+@pytest.fixture
+async def http_server() -> AsyncIterator[str]:
+    process, url = await start_http_server()
     try:
-        with trio.fail_after(30):
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = await process.stdout.receive_some(100)
-                assert chunk, "the HTTP server exited before printing its port"
-                data += chunk
-        yield f"http://127.0.0.1:{int(data)}/mcp"
+        yield url
     finally:
         process.kill()
         with trio.CancelScope(shield=True):
@@ -275,3 +290,62 @@ async def test_an_http_header_naming_an_unset_variable_keeps_only_that_server_do
         "header Authorization names ${NOT_SET_ANYWHERE}, which is not set in the daemon's "
         "environment"
     )
+
+
+async def test_a_server_that_never_answers_initialize_times_out_and_is_killed(
+    start_mcp: StartMcp,
+) -> None:
+    mcp = await start_mcp({"mute": stdio(args=[SERVER, "--hang-at-start"], connect_timeout=1)})
+    link = mcp.link("mute")
+    await wait_until(link, lambda link: link.state == "down")
+    assert link.reason == (
+        "it did not start, initialize and list its tools within connect_timeout (1 s)"
+    )
+    assert server_pids(link) == []  # the hung process was killed and reaped
+
+
+async def test_a_line_that_is_not_json_rpc_does_not_break_the_connection(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"noisy": stdio()})
+    link = mcp.link("noisy")
+    await wait_until(link, ready)
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_noisy_garbage")
+    assert (text, is_error) == ("after garbage", False)
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_noisy_echo", {"text": "still"})
+    assert text == "echo: still"
+    assert link.state == "ready" and link.connects == 1
+
+
+async def test_only_a_server_that_opted_in_runs_its_calls_in_parallel(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"par": stdio(parallel=True), "seq": stdio()})
+    await wait_until(mcp.link("par"), ready)
+    await wait_until(mcp.link("seq"), ready)
+
+    def stages(server: str) -> list[list[str]]:
+        calls = [ToolCall(f"toolu_{i}", f"mcp_{server}_echo", {"text": str(i)}) for i in range(3)]
+        plan = plan_batch(calls, mcp.registry, tmp_path)
+        return [[calls[i].id for i in stage] for stage in plan.stages]
+
+    assert stages("par") == [["toolu_0", "toolu_1", "toolu_2"]]
+    assert stages("seq") == [["toolu_0"], ["toolu_1"], ["toolu_2"]]
+
+
+async def test_an_http_server_that_goes_away_is_noticed_and_retried(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    process, url = await start_http_server()
+    try:
+        mcp = await start_mcp({"web": {"url": url}})
+        link = mcp.link("web")
+        await wait_until(link, ready)
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+    await wait_until(link, lambda link: link.state == "down")  # the next ping fails
+    text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_web_echo", {"text": "x"})
+    assert is_error and text.startswith("MCP server 'web' is unavailable (")
+    assert "retrying in" in text
