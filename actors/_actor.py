@@ -59,6 +59,11 @@ class Actor:
         """
         return names[::-1]
 
+    def on_stop_requested(self, reason: ExitReason) -> None:
+        """Called at once, synchronously, when a graceful stop is asked for, before the
+        stop is served after the current message; the default does nothing. A
+        ``Task`` cancels its body here."""
+
     async def on_stop(self, reason: ExitReason) -> None:
         """Runs once when the actor stops, shielded and bounded by its shutdown budget.
 

@@ -372,6 +372,9 @@ class ActorCell:
         if not self._stop_requested and self.state is not State.EXITED:
             self._stop_requested = True
             self.mailbox.put_system(_Stop(reason))
+            actor = self.actor
+            if actor is not None and type(actor).on_stop_requested is not Actor.on_stop_requested:
+                actor.on_stop_requested(reason)
 
     def kill(self, reason: ExitReason) -> None:
         """Hard stop: cancel the actor's scope, and its cleanup scope if it is cleaning up."""

@@ -15,12 +15,13 @@ as a ``Task[R]`` subclass whose ``run()`` is the body::
 
     outcome = await (await ctx.spawn_task(Review(job), name="reviewer")).result()
 
-- The body starts in the actor's ``on_start`` as an owned task of the actor
-  (``actors/_tasks.py``): its receive loop stays free for notices (``Exit``
-  of its children when it traps exits, liveness probes).
+- The body runs in the actor's own scope, as the handler of the one message
+  it sends itself from ``on_start``: a kill cancels it, and one that ignores
+  the cancellation makes the actor unkillable, as any handler would.
 - Returning a value stops the actor ``normal``; raising crashes it (``error``,
-  the exception in the reason); a stop or a kill cancels the body (the exit
-  is then ``shutdown``, ``cancelled``, ``killed``...).
+  the exception in the reason); a stop (at once, not after the shutdown
+  budget: a task has nothing to finish) or a kill cancels the body, and the
+  exit is then the stop's or the kill's (``shutdown``, ``cancelled``...).
 - ``await task.result()`` waits for the actor's exit (its children are gone
   by then) and returns the value, raises ``TaskFailed`` carrying the
   exception when it crashed, or ``TaskCancelled`` when it was stopped or
@@ -38,6 +39,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple, cast
 
+import trio
+
 from ._actor import Actor
 from ._errors import TaskCancelled, TaskFailed
 from ._exits import ExitKind, ExitReason
@@ -51,9 +54,6 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 V = TypeVar("V")
 Ts = TypeVarTuple("Ts")
-
-BODY_TASK = "run"
-"""The name of the owned task that runs the body (it appears in a crash's reason)."""
 
 
 class _Outcome:
@@ -69,23 +69,38 @@ class _Outcome:
         self.error: BaseException | None = None
 
 
+class RunTask:
+    """The message a task sends itself from ``on_start``: run the body."""
+
+    __slots__ = ()
+
+
+_RUN = RunTask()
+
+
 class Task(Actor, Generic[R]):
     """A one-shot actor: override ``run``; what it returns or raises is the exit.
 
     ``self.ctx`` is set as for any actor; class attributes (``trap_exits``,
-    ``mailbox``, ``shutdown_budget``) mean what they mean on ``Actor``. Spawn it
-    with ``ctx.spawn_task(task, name=...)`` (or ``system.spawn_task``).
+    ``mailbox``, ``shutdown_budget``) mean what they mean on ``Actor``. The body
+    runs as the actor's handler of the one message it sends itself, so it is
+    the actor's own work: cancelled by a kill, and an actor that does not end
+    when cancelled is reported unkillable, as any handler would be. A task
+    handles no other message: notices that reach it while it runs (``Exit``
+    of its children when it traps exits) are dropped after it. Spawn it with
+    ``ctx.spawn_task(task, name=...)`` (or ``system.spawn_task``).
     """
 
     _outcome: _Outcome
+    _scope: trio.CancelScope | None = None
 
     async def on_start(self) -> None:
-        """Starts the body; a subclass that overrides it ends with ``await super().on_start()``."""
+        """Queues the body; a subclass that overrides it ends with ``await super().on_start()``."""
         if not hasattr(self, "_outcome"):  # spawned by a supervisor: no one reads the value
             self._outcome = _Outcome()
         if self._outcome.unlinked:  # before the body can crash
             self.ctx._cell.linked_to_parent = False
-        self.ctx.start_task(self._body, name=BODY_TASK)
+        self.ctx.self.cast_nowait(_RUN)
 
     @staticmethod
     def of(fn: Callable[[*Ts], Awaitable[V]], *args: *Ts) -> Task[V]:
@@ -96,14 +111,23 @@ class Task(Actor, Generic[R]):
         """The task's body."""
         raise NotImplementedError(f"{type(self).__qualname__} must override run()")
 
-    async def _body(self) -> None:
+    def on_stop_requested(self, reason: ExitReason) -> None:
+        """A graceful stop cancels the body now (an Erlang task, not trapping exits, dies
+        of the ``shutdown`` signal at once); the exit is then the stop's reason."""
+        if self._scope is not None:
+            self._scope.cancel(reason=reason.describe())
+
+    async def receive(self, message: object) -> None:
+        if message is not _RUN or self._scope is not None:
+            return  # a notice after the body: nothing is listening
         outcome = self._outcome
-        try:
-            value = await self.run()
-        except Exception as exc:
-            outcome.error = exc  # the owned task then crashes the actor with it
-            raise
-        outcome.value, outcome.returned = value, True
+        with trio.CancelScope() as self._scope:
+            try:
+                value = await self.run()
+            except Exception as exc:
+                outcome.error = exc  # and the actor crashes with it
+                raise
+            outcome.value, outcome.returned = value, True
         self.ctx.stop(ExitReason.normal())
 
 

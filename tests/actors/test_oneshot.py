@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 from mypy import api as mypy_api
+from trio.testing import MockClock
 
 from actors import (
     Actor,
@@ -144,7 +145,7 @@ async def test_a_raise_is_a_crash_exit_carrying_the_exception(system: ActorSyste
     assert isinstance(failed.error, ValueError) and str(failed.error) == "bad input 42"
     assert failed.__cause__ is failed.error
     assert failed.reason.kind is ExitKind.ERROR and failed.reason.error is failed.error
-    assert failed.path == "/boom" and "/boom in task run" in failed.reason.detail
+    assert failed.path == "/boom" and "/boom in receive(RunTask)" in failed.reason.detail
     assert "crashed" in str(failed) and "bad input 42" in str(failed)
     assert failed.reason.traceback is not None and "in explode" in failed.reason.traceback
     assert task.exit_reason == failed.reason
@@ -187,6 +188,33 @@ async def test_a_kill_or_stop_mid_run_cancels_the_body_and_result_says_so(
             await task.result()
     assert caught.value.reason == reason and caught.value.path == "/gate"
     assert not isinstance(caught.value, TaskFailed)
+
+
+async def test_a_body_that_ignores_its_kill_makes_the_task_unkillable(
+    system: ActorSystem, autojump_clock: MockClock
+) -> None:
+    started = trio.Event()
+    finished = trio.Event()
+
+    async def stubborn() -> int:
+        started.set()
+        with trio.CancelScope(shield=True):
+            await trio.sleep(10)  # past the kill grace (1 s)
+        finished.set()
+        return 1
+
+    with trio.fail_after(60):
+        task = await system.spawn_task(stubborn, name="stubborn")
+        await started.wait()
+        reason = await task.kill()
+        # Reported, not left behind: the body is the task's own work, still running.
+        assert reason.kind is ExitKind.UNKILLABLE and task.is_alive
+        assert task in system.unkillable() and not finished.is_set()
+        # It returned before another checkpoint: the value stands; the exit is the kill's.
+        assert await task.result() == 1
+    assert finished.is_set()
+    reason = task.exit_reason
+    assert reason is not None and reason.kind is ExitKind.CANCELLED
 
 
 @pytest.mark.parametrize(("body", "kind"), [("add", ExitKind.NORMAL), ("raise", ExitKind.ERROR)])
