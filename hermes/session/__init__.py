@@ -7,7 +7,7 @@
 | ``turn.py`` | ``TurnActor``: the loop of one turn (model calls, steers); settles history |
 | ``batch.py`` | ``TurnBatches``: a turn's tool batches, their results stored as they land |
 | ``outcome.py`` | ``TurnEnd`` and ``TurnResult``: how a turn ended |
-| ``workers.py`` | ``ToolWorker``: one actor per tool call |
+| ``workers.py`` | ``ToolWorker``: one one-shot task per tool call |
 | ``control.py`` | ``TurnControls``: steers, redirects, the soft interrupt |
 | ``inputs.py`` | ``InputQueue``: prompts and machine input waiting for the next turn |
 | ``conversation.py`` | ``Conversation``: the transcript in memory and in the store, in step |

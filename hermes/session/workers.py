@@ -1,48 +1,38 @@
-"""Tool workers: each tool call of a turn runs in its own short-lived actor.
+"""Tool workers: each tool call of a turn runs in its own one-shot task (``actors.Task``).
 
 A worker shows up in the tree under its turn (``.../turn-3/tool-toolu_01``),
 beats while it runs, and can be killed by path on its own: the call then
 gets a *stopped* error result and the turn goes on. When the turn's call
 deadline passes or the turn is cancelled, the worker is killed, which
 cancels the tool (a terminal command's process group is killed and reaped).
+The call's outcome is the task's result.
 """
 
 from __future__ import annotations
 
-import math
 import re
 
-import attrs
 import trio
 
-from actors import Actor, ActorContext, ActorExited, Call, MailboxConfig, Overflow
+from actors import ActorContext, MailboxConfig, Overflow, Task, TaskCancelled, TaskFailed
 from hermes.tools import Invoker, PreparedCall, ToolContext, ToolOutcome, ToolRegistry
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-@attrs.frozen(slots=True)
-class RunCall(Call[ToolOutcome]):
-    prepared: PreparedCall
-    ctx: ToolContext
-
-
-class ToolWorker(Actor):
-    """Runs exactly one tool call and replies with its outcome."""
+class ToolWorker(Task[ToolOutcome]):
+    """Runs exactly one tool call; its result is the call's outcome."""
 
     mailbox = MailboxConfig(capacity=1, overflow=Overflow.FAIL)
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, prepared: PreparedCall, ctx: ToolContext) -> None:
         self.registry = registry
+        self.prepared = prepared
+        self.tool_ctx = ctx
 
-    async def receive(self, message: object) -> ToolOutcome:
-        if not isinstance(message, RunCall):
-            raise TypeError(f"a tool worker runs RunCall messages, not {type(message).__name__}")
-        self.ctx.beat(f"running {message.prepared.call.name}")
-        try:
-            return await self.registry.invoke(message.prepared, message.ctx)
-        finally:
-            self.ctx.stop()  # one call per worker: exit as soon as the reply is out
+    async def run(self) -> ToolOutcome:
+        self.ctx.beat(f"running {self.prepared.call.name}")
+        return await self.registry.invoke(self.prepared, self.tool_ctx)
 
 
 def worker_name(call_id: str) -> str:
@@ -55,13 +45,11 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
 
     async def invoke(prepared: PreparedCall, ctx: ToolContext) -> ToolOutcome:
         call = prepared.call
-        ref = await spawner.spawn(ToolWorker(registry), name=worker_name(call.id))
-        answered = False
+        worker = ToolWorker(registry, prepared, ctx)
+        task = await spawner.spawn_task(worker, name=worker_name(call.id))
         try:
-            outcome = await ref.call(RunCall(prepared, ctx), timeout=math.inf)
-            answered = True  # the worker stops by itself after replying
-            return outcome
-        except ActorExited as exc:
+            return await task.result()
+        except (TaskFailed, TaskCancelled) as exc:
             return ToolOutcome.error(
                 f"[Tool call stopped: {call.name} was stopped while running "
                 f"({exc.reason.describe()}). It may have partly completed; any process it "
@@ -69,8 +57,8 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
                 reason="worker_stopped",
             )
         finally:
-            if not answered and ref.is_alive:  # cut short (deadline, cancel): stop the tool now
+            if task.is_alive:  # cut short (deadline, cancel): stop the tool now
                 with trio.CancelScope(shield=True):
-                    await ref.kill()
+                    await task.kill()
 
     return invoke
