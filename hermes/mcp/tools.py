@@ -12,6 +12,7 @@ answers ``ServerLink.unavailable()`` at once.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +26,8 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
+from hermes.tools import Finding, Tool, ToolContext, ToolKind, ToolOutcome, is_secret_name
+from hermes.tools.approval import decide_findings
 
 from .convert import to_outcome
 from .link import ServerLink
@@ -62,6 +64,23 @@ def schema_problem(schema: object) -> str | None:
     return None
 
 
+def shown_arguments(args: Mapping[str, Any], limit: int = 600) -> str:
+    """The arguments as a person approving the call sees them: secret-named values hidden."""
+
+    def redact(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: "***" if isinstance(k, str) and is_secret_name(k) else redact(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [redact(v) for v in value]
+        return value
+
+    text = json.dumps(redact(dict(args)), ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class McpTool(Tool):
     """One tool of one MCP server, as the model sees it."""
 
@@ -92,6 +111,22 @@ class McpTool(Tool):
         server = link.config.name
         if session is None:
             return ToolOutcome.error(link.unavailable(), server=server, unavailable=True)
+        if link.config.trust == "untrusted" and not self.read_only_hint:
+            decision = await decide_findings(
+                f"{self.name} {shown_arguments(args)}",
+                (self.finding(),),
+                session=ctx.approvals,
+                ask=ctx.ask_approval,
+                call_id=ctx.call_id,
+                pause=ctx.pause_deadline,
+            )
+            if not decision.allowed:
+                refused = decision.refusal().replace("the same command", "the same call")
+                text = refused.replace("Command NOT run", f"Call to {self.name} NOT made")
+                return ToolOutcome.error(text, ran=False, verdict=decision.verdict.value)
+            session = link.session  # it may have gone down while a person decided
+            if session is None:
+                return ToolOutcome.error(link.unavailable(), server=server, unavailable=True)
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             text = f"{progress:g}/{total:g}" if total else f"{progress:g}"
@@ -116,6 +151,15 @@ class McpTool(Tool):
                 server=server,
             )
         return await to_outcome(result, ctx.spill_dir, ctx.call_id or "call", self.name)
+
+    def finding(self) -> Finding:
+        """Why a call needs approval: a write-capable tool of an untrusted server."""
+        server = self.link.config.name
+        return Finding(
+            f"mcp:{server}:{self.remote}",
+            f"{self.remote} of untrusted MCP server '{server}' is not marked read-only",
+            hardline=False,
+        )
 
     def _closed(self, server: str) -> ToolOutcome:
         return ToolOutcome.error(

@@ -14,6 +14,8 @@ import trio
 
 from hermes.mcp.link import ServerLink
 from hermes.tools import (
+    ApprovalChoice,
+    ApprovalRequest,
     CallStatus,
     ToolCall,
     ToolContext,
@@ -349,3 +351,38 @@ async def test_an_http_server_that_goes_away_is_noticed_and_retried(
     text, is_error, _ = await call(mcp.registry, tmp_path, "mcp_web_echo", {"text": "x"})
     assert is_error and text.startswith("MCP server 'web' is unavailable (")
     assert "retrying in" in text
+
+
+async def test_an_untrusted_servers_write_capable_tools_need_approval(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"u": stdio(trust="untrusted"), "t": stdio()})
+    await wait_until(mcp.link("u"), ready)
+    await wait_until(mcp.link("t"), ready)
+    asked: list[ApprovalRequest] = []
+    answer = ApprovalChoice.DENY
+
+    async def ask(request: ApprovalRequest) -> ApprovalChoice:
+        asked.append(request)
+        return answer
+
+    async def run(name: str, args: dict[str, object], **ctx_args: object) -> tuple[str, bool]:
+        ctx = ToolContext.create(tmp_path, tmp_path / "spill", **ctx_args)
+        [result] = await run_batch([ToolCall("toolu_1", name, args)], mcp.registry, ctx)
+        return result.outcome.content, result.outcome.is_error
+
+    # readOnlyHint=true: no question asked, even unattended.
+    assert await run("mcp_u_echo", {"text": "ro"}) == ("echo: ro", False)
+    # Not marked read-only, nobody attached: refused, nothing sent to the server.
+    text, is_error = await run("mcp_u_getenv", {"name": "HOME"})
+    assert is_error and text.startswith("Call to mcp_u_getenv NOT made: it needs approval")
+    assert "getenv of untrusted MCP server 'u' is not marked read-only" in text
+    # A person denies, then approves once; they see the call and its arguments.
+    text, is_error = await run("mcp_u_getenv", {"name": "HOME"}, ask_approval=ask)
+    assert is_error and "the user denied approval" in text
+    assert asked[-1].command == 'mcp_u_getenv {"name": "HOME"}'
+    answer = ApprovalChoice.ONCE
+    assert await run("mcp_u_getenv", {"name": "HOME"}, ask_approval=ask) == ("<unset>", False)
+    # A trusted server's tools never ask.
+    assert await run("mcp_t_getenv", {"name": "HOME"}) == ("<unset>", False)
+    assert len(asked) == 2
