@@ -16,6 +16,7 @@ from typing import Any
 import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
+from ..checkpoint.service import checkpoint_before_write
 from ..context import ToolContext
 from ..guard.gate import guard_write
 from .fs import check_regular_file, looks_binary
@@ -61,6 +62,7 @@ class PatchTool(Tool):
         refused = await guard_write(ctx, path, self.name, whole=False)
         if refused is not None:
             return refused
+        await checkpoint_before_write(ctx, path)
 
         def edit() -> ToolOutcome:
             outcome = patch_file(

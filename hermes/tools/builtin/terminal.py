@@ -35,6 +35,7 @@ import trio
 
 from ..approval import Verdict, decide
 from ..base import Tool, ToolKind, ToolOutcome
+from ..checkpoint.service import checkpoint_before_command
 from ..context import ToolContext
 from ..guard.commands import command_hits, floor, guarded_refusal, hit_finding
 from ..guard.policy import Action
@@ -175,6 +176,7 @@ class TerminalTool(Tool):
                     guard=refused[0].ruling.key,
                 )
             return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
+        await checkpoint_before_command(ctx, workdir, command)
         if background or args.get("on_timeout") == "background":
             from hermes.processes import background as bg  # the process layer builds on tools
 

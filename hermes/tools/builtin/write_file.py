@@ -10,6 +10,7 @@ from typing import Any
 import trio
 
 from ..base import Tool, ToolKind, ToolOutcome
+from ..checkpoint.service import checkpoint_before_write
 from ..context import ToolContext
 from ..env import user_umask
 from ..guard.gate import guard_write
@@ -42,6 +43,7 @@ class WriteFileTool(Tool):
         refused = await guard_write(ctx, path, self.name, whole=True)
         if refused is not None:
             return refused
+        await checkpoint_before_write(ctx, path)
 
         def write() -> ToolOutcome:
             outcome = write_text(path, args["content"])
