@@ -50,15 +50,20 @@ def daemon_start() -> None:
 @click.option("--force", is_flag=True, help="SIGKILL instead of a graceful SIGTERM.")
 @click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait.")
 def daemon_stop(force: bool, timeout: float) -> None:
-    """Stop the running daemon (gracefully: turns settled, processes killed)."""
+    """Stop the running daemon (its phased shutdown); says what ran over, if anything."""
     from hermes.daemon.control import stop_daemon
+    from hermes.daemon.shutdown_report import stop_note
     from hermes.gateway.endpoint import NoDaemon
 
+    paths = daemon_paths()
     try:
-        pid = stop_daemon(daemon_paths(), timeout, force)
+        pid = stop_daemon(paths, timeout, force)
     except (NoDaemon, TimeoutError) as exc:
         fail(str(exc))
     click.echo(f"hermes daemon stopped (pid {pid})")
+    note = stop_note(paths, pid)  # what ran over in its shutdown, in one line
+    if note is not None:
+        click.echo(note)
 
 
 @daemon.command("status")

@@ -16,10 +16,13 @@
 | ``providers.py`` | the model client; the in-process fake provider offline |
 | ``manager.py`` | the sessions manager (dynamic supervisor of sessions) |
 | ``app.py`` | the tree as an application (``hermes daemon``) |
+| ``shutdown.py`` | the shutdown's phases (input, turns, stores, surfaces) |
+| ``shutdown_report.py`` | the last shutdown's report, read by ``hermes daemon stop`` |
 | ``control.py`` | start/stop a background daemon (CLI) |
 | ``ready.py`` | the ready pipe: the started daemon tells ``hermes daemon start`` it serves |
 
 This package is imported by the CLI: keep its ``__init__`` free of imports, and keep
-``paths``, ``config``, ``trust``, ``lock``, ``pidcheck`` and ``control`` free of the store,
-the sessions and the model (``tests/hermes/cli/test_import_graph.py``).
+``paths``, ``config``, ``trust``, ``lock``, ``pidcheck``, ``control`` and
+``shutdown_report`` free of the store, the sessions and the model
+(``tests/hermes/cli/test_import_graph.py``).
 """

@@ -12,10 +12,13 @@ ones before it (the manager holds the store's ref and the model client, the
 gateway the manager's), so a restart of one restarts those that depend on it
 and nobody keeps a dead reference.
 
-Signals (``supervisors.run``): SIGTERM/SIGINT start a graceful shutdown within
-``daemon.shutdown_timeout`` (turns cancelled and settled, processes killed,
-the database closed), a second one forces exit; SIGHUP reloads the
-configuration without dropping sessions.
+Signals (``supervisors.run``): SIGTERM/SIGINT start the phased shutdown
+(``shutdown.py``: input refused, turns and subagents cancelled, the stores
+flushed, the surfaces closed, then the tree stopped within
+``daemon.shutdown_timeout``: processes killed, the database closed). Another
+SIGTERM meanwhile changes nothing, another SIGINT forces exit. What ran over is
+logged and kept for ``hermes daemon stop``. SIGHUP reloads the configuration
+without dropping sessions.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from .paths import Paths
 from .providers import ProvidersActor
 from .security import write_token
 from .settings import Settings
+from .shutdown import daemon_phases
+from .shutdown_report import write_report
 from .startup import (
     UMASK,
     StartupError,
@@ -219,6 +224,8 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
             shutdown_timeout=config.get("daemon", "shutdown_timeout"),
             on_started=started,
             on_reload=reload,
+            phases=daemon_phases,
+            on_report=lambda report: write_report(paths, report),
         )
     finally:
         app_log.removeHandler(watch)

@@ -24,3 +24,9 @@ class SessionIsClosed(RequestError):
 
 class NotFound(RequestError):
     code = "not_found"
+
+
+class ShuttingDown(RequestError):
+    """The daemon is stopping: it takes no new connections, requests or sessions."""
+
+    code = "shutting_down"

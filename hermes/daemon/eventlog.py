@@ -13,9 +13,11 @@ after a flush casts one ``_Flush`` to the writer (never more than one
 queued, so the writer stays idle in its mailbox loop between flushes and a
 graceful stop is served at once); it waits ``FLUSH_DELAY`` to gather more
 and writes them in batches of at most ``BATCH_EVENTS`` events / ``BATCH_BYTES`` bytes
-(small writes: the store runs them on its loop). It is started before the
-sessions' supervisor, so at shutdown it stops after the sessions and writes
-their last events (turns cancelled by the shutdown included).
+(small writes: the store runs them on its loop). The daemon's shutdown calls
+``FlushEvents`` once the turns are cancelled, so their last events are stored
+before the store checkpoints; it is also started before the sessions'
+supervisor, so at the tree's stop it stops after the sessions and writes what
+they published since.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections import deque
 import attrs
 import trio
 
-from actors import Actor, ActorRef, ExitReason, MailboxFull
+from actors import Actor, ActorRef, Call, ExitReason, MailboxFull
 from hermes.store import StoreClient, StoreError
 from hermes.store.event_queries import AppendEvents, StoredEvent
 
@@ -90,6 +92,11 @@ class _Flush:
     pass
 
 
+@attrs.frozen(slots=True)
+class FlushEvents(Call[int]):
+    """Write every pending event now; answered with how many were written in all."""
+
+
 class EventWriter(Actor):
     """Writes the ``EventLog`` to the store when told; at its stop, writes what is left."""
 
@@ -103,11 +110,15 @@ class EventWriter(Actor):
         if self.events.pending:
             self.events.flush_queued = self.ctx.self.cast_nowait(_Flush())
 
-    async def receive(self, message: object) -> None:
+    async def receive(self, message: object) -> int | None:
         if isinstance(message, _Flush):
             await trio.sleep(FLUSH_DELAY)
             self.events.flush_queued = False  # events from now on ask for the next flush
             await self._flush()
+        elif isinstance(message, FlushEvents):
+            await self._flush()
+            return self.events.written
+        return None
 
     async def _flush(self) -> None:
         while batch := self.events.batch():

@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, TypeVar  # noqa: F401 (Any: in reply types, strings)
+from typing import Any, TypeVar
 
 import attrs
+import trio
 
 from actors import Actor, ActorRef, Call, CallTarget, ExitReason
 from hermes.memory import MemoryTool
@@ -35,6 +36,7 @@ from hermes.processes import ProcessConfig, ProcessService, sweep_leftovers
 from hermes.session import (
     BusyMode,
     SessionActor,
+    SessionClosed,
     SessionConfig,
     SessionDeps,
     SessionError,
@@ -54,7 +56,7 @@ from supervisors import (
 )
 
 from .config import BUSY_MODES
-from .errors import RequestError, SessionIsClosed, UnknownSession
+from .errors import RequestError, SessionIsClosed, ShuttingDown, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .providers import GetProviders
@@ -119,6 +121,16 @@ class Status(Call["dict[str, Any] | Failed"]):
 @attrs.frozen(slots=True)
 class Running(Call["list[Entry] | Failed"]):
     """Answered with an ``Entry`` per running session (none is resumed)."""
+
+
+@attrs.frozen(slots=True)
+class CancelAll(Call["dict[str, Any] | Failed"]):
+    """The daemon's shutdown: refuse new sessions and resumes from now on, then
+    cancel every running session's turn and subagents (concurrently) and wait
+    until each is idle and persisted. Answered with how many sessions and turns
+    were cancelled; ``Failed`` names the sessions that could not be."""
+
+    reason: str = "the daemon is stopping"
 
 
 @attrs.frozen(slots=True)
@@ -190,6 +202,8 @@ class SessionsManager(Actor):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.live: dict[str, _Live] = {}
+        self.stopping = False
+        """Set by ``CancelAll``: no session starts from then on."""
 
     async def on_start(self) -> None:
         parent = self.ctx.parent
@@ -289,6 +303,8 @@ class SessionsManager(Actor):
     async def _start(
         self, session_id: str, config: SessionConfig, hub: RecordingHub | None
     ) -> _Live:
+        if self.stopping:
+            raise ShuttingDown(f"the daemon is shutting down: session {session_id} not started")
         if hub is None:
             ring = self.settings.config.get("gateway", "replay_events")
             base = await self._last_stored(session_id)
@@ -394,7 +410,11 @@ class SessionsManager(Actor):
                 for session_id, live in self.live.items()
                 if live.running and live.handle is not None
             ]
+        if isinstance(message, CancelAll):
+            return await self._cancel_all(message.reason)
         if isinstance(message, Create):
+            if self.stopping:
+                raise ShuttingDown("the daemon is shutting down: no new sessions")
             if message.busy_mode is not None and message.busy_mode not in BUSY_MODES:
                 raise RequestError(
                     f"busy_mode: expected one of {', '.join(BUSY_MODES)}, "
@@ -448,6 +468,34 @@ class SessionsManager(Actor):
             # continue from the stored events.
             self.live.pop(session_id, None)
         return {"closed": session_id, "turn_cancelled": result is not None}
+
+    async def _cancel_all(self, reason: str) -> dict[str, Any]:
+        self.stopping = True
+        running = [(sid, live.handle) for sid, live in self.live.items() if live.running]
+        failed: dict[str, str] = {}
+        turns = 0
+
+        async def cancel(session_id: str, handle: SessionHandle) -> None:
+            nonlocal turns
+            try:
+                cancelled = await handle.cancel(reason, timeout=SESSION_SHUTDOWN)
+            except SessionError as error:
+                if not isinstance(error, SessionClosed):  # gone already: nothing to cancel
+                    failed[session_id] = f"{type(error).__name__}: {error}"
+            except Exception as error:
+                failed[session_id] = f"{type(error).__name__}: {error}"
+            else:
+                turns += cancelled.result is not None
+
+        async with trio.open_nursery() as nursery:
+            for session_id, handle in running:
+                if handle is not None:
+                    nursery.start_soon(cancel, session_id, handle)
+        if failed:
+            listed = "; ".join(f"{sid}: {why}" for sid, why in sorted(failed.items()))
+            raise RequestError(f"{len(failed)} of {len(running)} sessions not cancelled: {listed}")
+        log.info("shutdown: %d turns of %d sessions cancelled", turns, len(running))
+        return {"sessions": len(running), "turns_cancelled": turns}
 
     async def on_stop(self, reason: ExitReason) -> None:
         self.settings.sessions_view.detach(self._running_entry)

@@ -45,6 +45,11 @@ class Paths:
         return self.runtime_dir / "daemon.json"
 
     @property
+    def shutdown_file(self) -> Path:
+        """JSON: the last shutdown's report (pid, summary, what ran over), for ``daemon stop``."""
+        return self.runtime_dir / "shutdown.json"
+
+    @property
     def log_dir(self) -> Path:
         return self.data_dir / "logs"
 

@@ -73,6 +73,7 @@ _STATUS = {
     "process_error": 409,
     "timeout": 504,
     "overloaded": 503,
+    "shutting_down": 503,
     "unavailable": 503,
     # the memory errors' reasons (hermes/memory/errors.py)
     "proposal_not_found": 404,

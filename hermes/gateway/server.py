@@ -16,6 +16,14 @@ A restarted gateway binds the port its first incarnation bound
 a last notice and a close frame: ``daemon.stopping`` and 1001 "daemon
 stopping" when the daemon is stopping, ``gateway.restarting`` and 1012
 "gateway restarting" when only the gateway is.
+
+The daemon's shutdown (``hermes/daemon/shutdown.py``) calls ``StopInput``
+first: from then on a new connection is answered 503 ``shutting_down`` (once
+its token checked) and a new request on an open WebSocket an error frame
+``shutting_down``, while subscriptions go on streaming (the clients see their
+turns cancelled). ``CloseSurfaces`` comes later: the listeners close, every
+WebSocket client gets ``daemon.stopping`` and its 1001 close frame, and the
+connections left (HTTP requests, event streams) are ended.
 """
 
 from __future__ import annotations
@@ -35,8 +43,8 @@ import attrs
 import trio
 import trio_websocket
 
-from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow
-from hermes.daemon.errors import RequestError
+from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow, kill_all
+from hermes.daemon.errors import RequestError, ShuttingDown
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
@@ -97,6 +105,21 @@ class GetAddress(Call[tuple[str, int]]):
     pass
 
 
+@attrs.frozen(slots=True)
+class StopInput(Call[None]):
+    """The shutdown began: refuse new connections and requests (see the module doc)."""
+
+
+@attrs.frozen(slots=True)
+class CloseSurfaces(Call[int]):
+    """Close the listeners and every connection, WebSocket clients with a notice and
+    a 1001 close frame; answered with how many connections were open."""
+
+
+SHUTTING_DOWN = "the daemon is shutting down: it takes no new connections or requests"
+STOPPING = (1001, "daemon stopping", "daemon.stopping")
+
+
 @attrs.define
 class Shared:
     """What every connection of one gateway incarnation needs."""
@@ -110,6 +133,8 @@ class Shared:
     """Live WebSocket clients (told to close when the gateway stops)."""
     close: tuple[int, str] = (1001, "gateway stopping")
     """The close frame of a connection ended without the gateway's notice (a kill)."""
+    stopping: bool = False
+    """``StopInput`` came: new connections and requests are refused."""
 
 
 class Acceptor(Actor):
@@ -227,15 +252,17 @@ class GatewayActor(Actor):
             with trio.CancelScope(shield=True, deadline=trio.current_time() + CLOSE_GRACE):
                 await self._close_clients()
 
-    async def _close_clients(self) -> None:
+    async def _close_clients(self, close: tuple[int, str, str] | None = None) -> None:
         shared = self.shared
         with contextlib.suppress(Exception):
             await self.acceptor.kill()  # no new connections while the old ones close
         if not shared.clients:
             return
         parent = self.ctx.parent
-        if parent is not None and _is_stopping(self.ctx.system.snapshot(), parent.path):
-            code, reason, kind = 1001, "daemon stopping", "daemon.stopping"
+        if close is not None:
+            code, reason, kind = close
+        elif parent is not None and _is_stopping(self.ctx.system.snapshot(), parent.path):
+            code, reason, kind = STOPPING
         else:
             code, reason, kind = 1012, "gateway restarting", "gateway.restarting"
         shared.close = (code, reason)
@@ -270,11 +297,31 @@ class GatewayActor(Actor):
         if isinstance(message, NewConnection):
             await self._connection(message.stream, message.unix)
         elif isinstance(message, Exit):
-            if message.actor == self.acceptor:
+            if message.actor == self.acceptor and not self.shared.stopping:
                 raise RuntimeError(f"the accept loop exited: {message.reason.describe()}")
         elif isinstance(message, GetAddress):
             return (self.host, self.port)
+        elif isinstance(message, StopInput):
+            self.shared.stopping = True
+        elif isinstance(message, CloseSurfaces):
+            return await self._close_surfaces()
         return None
+
+    async def _close_surfaces(self) -> int:
+        """``CloseSurfaces``: no new connections (refused, not left in the backlog), the
+        WebSocket clients closed with their frames (within ``CLOSE_GRACE``), then every
+        connection left ended."""
+        self.shared.stopping = True  # the accept loop's exit is no failure now
+        with contextlib.suppress(Exception):
+            await self.acceptor.kill()
+        for listener in self.listeners:
+            with trio.move_on_after(0.5):
+                await listener.aclose()
+        connections = [ref for ref in self.ctx.children() if ref != self.acceptor]
+        with trio.move_on_after(CLOSE_GRACE):
+            await self._close_clients(STOPPING)
+        await kill_all([ref for ref in self.ctx.children() if ref != self.acceptor])
+        return len(connections)
 
     async def _connection(self, stream: trio.SocketStream, unix: bool) -> None:
         shared = self.shared
@@ -354,6 +401,9 @@ class ConnectionActor(Actor):
             )
             return
         if got is None:
+            return
+        if self.shared.stopping:
+            await _refuse(stream, error_response(503, "shutting_down", SHUTTING_DOWN))
             return
         head, head_bytes, rest = got
         if head.is_websocket:
@@ -645,6 +695,8 @@ class WsClient:
     async def _handle(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
         try:
             try:
+                if self.shared.stopping and method != "events.unsubscribe":
+                    raise ShuttingDown(SHUTTING_DOWN)
                 if method == "events.subscribe":
                     await self._subscribe(request_id, params)
                     return
@@ -768,7 +820,7 @@ def _error(request_id: Any, method: str, exc: Exception) -> dict[str, Any]:
     return protocol.error_frame(request_id, code, message)
 
 
-__all__ = ["GatewayActor", "GetAddress"]
+__all__ = ["SHUTTING_DOWN", "CloseSurfaces", "GatewayActor", "GetAddress", "StopInput"]
 
 
 async def open_private_unix_listener(path: Path) -> trio.SocketListener:

@@ -12,7 +12,7 @@ its only writer; everyone else talks to it through ``StoreClient``::
 See ``docs/store.md`` for the schema, durability and the concurrency model.
 """
 
-from .actor import StoreActor, StoreLane
+from .actor import StoreActor, StoreLane, Sync
 from .client import CallTarget, StoreClient, spawn_store
 from .errors import (
     CorruptRecord,
@@ -123,6 +123,7 @@ __all__ = [
     "StoreLane",
     "StoreTimeout",
     "StoreUnavailable",
+    "Sync",
     "Transcript",
     "Truncate",
     "migrate",

@@ -85,10 +85,11 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, Protocol
 
+import attrs
 import outcome
 import trio
 
-from actors import Actor, ActorRef, ExitReason, MailboxConfig, MailboxFull, Overflow
+from actors import Actor, ActorRef, Call, ExitReason, MailboxConfig, MailboxFull, Overflow
 
 from .checkpointer import Checkpoint, Checkpointer
 from .database import CLOSE_TIMEOUT, WAL_LIMIT_PAGES, Database, runs_inline
@@ -105,6 +106,13 @@ from .requests import (
 )
 
 log = logging.getLogger(__name__)
+
+
+@attrs.frozen(slots=True)
+class Sync(Call[None]):
+    """Commit the writes waiting to be grouped, then checkpoint the WAL into the
+    database (a restart checkpoint, bounded by ``CLOSE_TIMEOUT``). The daemon's
+    shutdown asks for it before the tree stops; a call, served in order."""
 
 
 class Answer(Protocol):
@@ -323,6 +331,11 @@ class StoreActor(Actor):
             self._index_queued = False
             await self._flush()
             await self._index()
+            return None
+        if isinstance(message, Sync):
+            await self._flush()
+            if self._db is not None:
+                await self._db.checkpoint()
             return None
         reply: Answer
         if isinstance(message, Unattended):

@@ -113,6 +113,20 @@ class Daemon:
         out, err = self.proc.communicate(timeout=timeout)
         return self.proc.returncode, out, err
 
+    def stop(self, timeout: float = EXIT_BOUND) -> int | None:
+        """SIGTERM (the phased shutdown, as ``hermes daemon stop``) and wait; SIGKILL
+        only if it is still running after ``timeout``. Returns its exit code."""
+        proc = self.proc
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=timeout)
+        self.kill()
+        return proc.returncode
+
     def kill(self) -> None:
         proc = self.proc
         if proc is not None and proc.poll() is None:
@@ -145,7 +159,7 @@ def running_daemon(root: Path, config: str | None = None, **env: str) -> Iterato
     try:
         yield daemon
     finally:
-        daemon.kill()
+        daemon.stop()  # through the phased shutdown, like a user's daemon
 
 
 SLOW = "[model]\nfake_event_delay = 0.03\n"

@@ -8,7 +8,9 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
 
@@ -16,7 +18,9 @@ from actors import open_system
 from hermes.daemon.config import SCHEMA, ConfigError, load_config
 from hermes.daemon.lock import DaemonLock, holder
 from hermes.gateway.client import connect
+from hermes.model.types import Message
 from hermes.store import spawn_store
+from hermes.store.event_queries import ReadEvents, StoredEvent
 from tests.hermes.daemon.daemon_proc import (
     LONG_PROMPT,
     Daemon,
@@ -173,24 +177,64 @@ def test_cancel_an_actor_path_from_the_cli(daemon: Daemon) -> None:
     assert next(r for r in rows if r["id"] == session)["busy"] is False
 
 
-def test_sigterm_mid_turn_shuts_down_gracefully_with_valid_history(daemon: Daemon) -> None:
-    session, _ = trio.run(_long_turn, daemon)
+def test_sigterm_mid_turn_cancels_it_in_phases_and_the_client_sees_it_then_its_close(
+    daemon: Daemon,
+) -> None:
+    # Before the phased shutdown the gateway went first: the client got its close frame
+    # and never heard that its turn was cancelled; the turn ended as killed.
+    async def mid_turn() -> tuple[str, list[dict[str, Any]], tuple[int, str | None]]:
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            session: str = (await client.call("session.create"))["id"]
+            await client.call("events.subscribe", session=session)
+            await client.call("prompt.submit", session=session, text=LONG_PROMPT)
+            seen: list[dict[str, Any]] = []
+            async for event in client.events:
+                seen.append(event)
+                if event["type"] == "text.delta":
+                    break
+            daemon.signal(signal.SIGTERM)
+            seen += [event async for event in client.events]  # up to the close frame
+            closed = client.ws.closed
+            assert closed is not None
+            return session, seen, (closed.code, closed.reason)
+
     started = time.monotonic()
-    daemon.signal(signal.SIGTERM)
+    session, seen, closed = trio.run(mid_turn)
     code, _out, err = daemon.wait()
     assert code == 0, err
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30
     assert not daemon.paths.endpoint_file.exists() and not daemon.paths.token_file.exists()
     assert holder(daemon.paths.lock_file) is None
 
-    async def load() -> list[str]:
+    # The client heard its turn end as cancelled by the shutdown, then the notice, then 1001.
+    types = [event["type"] for event in seen]
+    ended = next(event for event in seen if event["type"] == "turn.completed")
+    assert ended["payload"]["reason"] == "cancelled", ended
+    assert ended["payload"]["detail"] == "the daemon is stopping"
+    assert types[-1] == "daemon.stopping" and types.index("turn.completed") < len(types) - 1
+    assert closed == (1001, "daemon stopping")
+
+    async def stored() -> tuple[list[Message], list[StoredEvent]]:
         async with open_system("check") as system:
             store = await spawn_store(system, daemon.paths.data_dir)
             transcript = await store.load(session)
-            return [m.role for m in transcript.messages]
+            events = await store.request(ReadEvents(session, after=0))
+            return list(transcript.messages), events
 
-    roles = trio.run(load)
-    assert roles == ["user", "assistant"]  # the cancelled reply was kept, marked
+    messages, events = trio.run(stored)
+    # The transcript is valid and the reply so far was kept, marked cancelled ...
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[-1].text().endswith("[cancelled]")
+    # ... and the turn's end was stored before the store checkpointed and closed.
+    ends = [msgpack.unpackb(e.payload) for e in events if e.type == "TurnCompleted"]
+    assert [(e["reason"], e["detail"]) for e in ends] == [("cancelled", "the daemon is stopping")]
+    # Nothing ran over: the log says so, phase by phase.
+    messages_logged = [e["msg"] for e in daemon.log_entries()]
+    assert any(m.startswith("shutdown phase cancel-turns done") for m in messages_logged)
+    summary = next(m for m in messages_logged if m.startswith("shutdown in "))
+    assert "nothing ran over (stop-input, cancel-turns, flush-stores, close-surfaces, " in summary
+    report = json.loads(daemon.paths.shutdown_file.read_text())
+    assert report["clean"] and report["pid"] == daemon.proc.pid  # type: ignore[union-attr]
 
 
 def test_sighup_reloads_the_configuration(daemon: Daemon) -> None:
