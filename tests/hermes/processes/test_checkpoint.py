@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -215,11 +216,18 @@ async def test_processes_of_a_live_owner_are_left_alone(
 
 
 async def test_operator_lists_and_kills_orphans_across_sessions(store: StoreClient) -> None:
+    # It says "ready" once TERM is ignored: a SIGTERM that came before the trap (a
+    # busy machine) would end it without the SIGKILL this test is about.
     orphan = await trio.lowlevel.open_process(
-        ["bash", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True
+        ["bash", "-c", "trap '' TERM; sleep 300 & echo ready; wait"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
     )
     bystander = await trio.lowlevel.open_process(["sleep", "30"], start_new_session=True)
     try:
+        assert orphan.stdout is not None
+        with trio.fail_after(30):
+            assert await orphan.stdout.receive_some(16) == b"ready\n"
         started = start_time(orphan.pid)
         other = start_time(bystander.pid)
         assert started is not None and other is not None
@@ -245,7 +253,7 @@ async def test_operator_lists_and_kills_orphans_across_sessions(store: StoreClie
         for process in (orphan, bystander):
             if process.poll() is None:
                 process.kill()
-            await process.wait()
+            await process.aclose()  # waits, and closes the orphan's pipe
 
 
 async def test_restart_of_a_registry_over_the_same_store(
