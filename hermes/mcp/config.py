@@ -67,11 +67,17 @@ class ServerConfig:
         return tool not in self.exclude
 
 
+OSV_URL = "https://api.osv.dev/v1/query"
+
+
 @attrs.frozen(slots=True)
 class McpConfig:
-    """Every configured server, in file order (disabled ones included)."""
+    """Every configured server, in file order (disabled ones included), and the OSV check."""
 
     servers: tuple[ServerConfig, ...] = ()
+    osv_check: bool = True
+    """Look up packages launched through npx, uvx or pipx in OSV before starting them."""
+    osv_url: str = OSV_URL
 
     @property
     def enabled(self) -> tuple[ServerConfig, ...]:
@@ -168,9 +174,19 @@ def parse_mcp(raw: Any, source: str) -> tuple[McpConfig, list[str]]:
     errors: list[str] = []
     if not isinstance(raw, dict):
         return McpConfig(), [f"{source}: [mcp]: expected a table, got {_describe(raw)}"]
-    for key in raw:
-        if key != "servers":
-            errors.append(f"{source}: [mcp] {key}: unknown key (known: servers)")
+    top: dict[str, Any] = {}
+    for key, value in raw.items():
+        check = {"osv_check": _bool, "osv_url": _url}.get(key)
+        if key == "servers":
+            continue
+        if check is None:
+            errors.append(
+                f"{source}: [mcp] {key}: unknown key (known: servers, osv_check, osv_url)"
+            )
+        elif (expected := check(value)) is not None:
+            errors.append(f"{source}: [mcp] {key}: expected {expected}, got {_describe(value)}")
+        else:
+            top[key] = value
     servers_raw = raw.get("servers", {})
     if not isinstance(servers_raw, dict):
         errors.append(f"{source}: [mcp] servers: expected a table, got {_describe(servers_raw)}")
@@ -180,7 +196,7 @@ def parse_mcp(raw: Any, source: str) -> tuple[McpConfig, list[str]]:
         server = _server(name, table, source, errors)
         if server is not None:
             servers.append(server)
-    return McpConfig(tuple(servers)), errors
+    return McpConfig(tuple(servers), **top), errors
 
 
 def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConfig | None:

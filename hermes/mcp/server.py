@@ -42,6 +42,7 @@ from supervisors import Backoff
 
 from .config import MissingVariable, expand
 from .link import ServerLink
+from .osv import OsvChecker, launched_package
 from .stdio import Exited, Streams, resolve_command, stdio_transport
 from .tools import McpTool, schema_problem, tool_name
 
@@ -80,11 +81,13 @@ class McpServerActor(Actor):
         registry: ToolRegistry,
         environ: Mapping[str, str],
         options: McpOptions,
+        osv: OsvChecker | None = None,
     ) -> None:
         self.link = link
         self.registry = registry
         self.environ = environ
         self.options = options
+        self.osv = osv
         self._wake = trio.Event()
         self._refresh = False
 
@@ -133,6 +136,11 @@ class McpServerActor(Actor):
 
     async def _connect_once(self) -> str:
         config = self.link.config
+        if self.osv is not None and config.command is not None:
+            package = launched_package(config.command, config.args)
+            if package is not None and (advisories := await self.osv.malware(package)):
+                ids = ", ".join(advisories)
+                return f"not started: {package} has a malware advisory in OSV ({ids})"
         exited = Exited(on_close=self._poke)
         transport = self._transport(exited)
         connect = trio.CancelScope(deadline=trio.current_time() + config.connect_timeout)

@@ -19,6 +19,7 @@ from supervisors import Backoff, ChildSpec, Strategy, Supervisor, SupervisorFlag
 
 from .config import McpConfig
 from .link import ServerLink
+from .osv import OsvChecker
 from .server import McpOptions, McpServerActor
 
 RESTART_BACKOFF = Backoff(min=0.5, max=30.0)
@@ -37,12 +38,14 @@ class McpSupervisor(Supervisor):
     ) -> None:
         environ = dict(os.environ if environ is None else environ)
         options = options or McpOptions()
+        self.osv = OsvChecker(config.osv_url) if config.osv_check else None
+        """Shared by every server, so its cache outlives an actor's restart."""
         self.links: dict[str, ServerLink] = {s.name: ServerLink(config=s) for s in config.enabled}
         specs = [
             ChildSpec(
                 name,
                 McpServerActor,
-                args=(link, registry, environ, options),
+                args=(link, registry, environ, options, self.osv),
                 shutdown=McpServerActor.shutdown_budget,
             )
             for name, link in self.links.items()

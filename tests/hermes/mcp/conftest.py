@@ -35,8 +35,9 @@ def stdio(**extra: Any) -> dict[str, Any]:
     return table
 
 
-def mcp_config(servers: dict[str, dict[str, Any]]) -> McpConfig:
-    config, errors = parse_mcp({"servers": servers}, "test.toml")
+def mcp_config(servers: dict[str, dict[str, Any]], **top: Any) -> McpConfig:
+    """The ``[mcp]`` table with these servers (and top-level keys), parsed."""
+    config, errors = parse_mcp({"servers": servers, **top}, "test.toml")
     assert errors == []
     return config
 
@@ -75,9 +76,12 @@ def start_mcp(system: ActorSystem) -> StartMcp:
         servers: dict[str, dict[str, Any]],
         registry: ToolRegistry | None = None,
         environ: dict[str, str] | None = None,
+        **top: Any,
     ) -> Running:
         registry = ToolRegistry() if registry is None else registry
-        sup = McpSupervisor(mcp_config(servers), registry, environ=environ, options=OPTIONS)
+        top.setdefault("osv_check", False)  # the tests that want it point it at a local fake
+        config = mcp_config(servers, **top)
+        sup = McpSupervisor(config, registry, environ=environ, options=OPTIONS)
         ref = await system.spawn(sup, name="mcp")
         return Running(sup, ref, registry)
 

@@ -120,7 +120,11 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
             "[mcp.servers.'my.server']\ncommand = 'x'\n",
             "[mcp.servers.my.server]: invalid server name 'my.server'",
         ),
-        ("[mcp]\nserver = {}\n", "[mcp] server: unknown key (known: servers)"),
+        ("[mcp]\nserver = {}\n", "[mcp] server: unknown key (known: servers, osv_check, osv_url)"),
+        (
+            "[mcp]\nosv_check = 1\n",
+            "[mcp] osv_check: expected a boolean (true or false), got integer 1",
+        ),
         ("[mcp]\nservers = 3\n", "[mcp] servers: expected a table, got integer 3"),
         ("mcp = 'on'\n", "[mcp]: expected a table, got string 'on'"),
     ],
