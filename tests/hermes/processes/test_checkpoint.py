@@ -253,7 +253,9 @@ async def test_operator_lists_and_kills_orphans_across_sessions(store: StoreClie
         for process in (orphan, bystander):
             if process.poll() is None:
                 process.kill()
-            await process.aclose()  # waits, and closes the orphan's pipe
+            await process.wait()
+            if process.stdout is not None:
+                await process.stdout.aclose()
 
 
 async def test_restart_of_a_registry_over_the_same_store(
