@@ -176,8 +176,14 @@ class PathPolicy:
     # -- the rules ------------------------------------------------------------------------
 
     def _both(self, path: Path | str) -> tuple[str, str]:
-        spelled = os.path.normpath(os.path.abspath(os.fspath(path)))
-        return spelled, _real(spelled)
+        """The spelling with ``..`` folded, and the real path (``..`` taken after links).
+
+        ``keys/../.ssh`` with ``keys -> ~/.ssh`` is ``~/.ssh`` as the kernel opens it:
+        the real path is resolved from the spelling as given, never the folded one.
+        """
+        given = os.fspath(path)
+        absolute = given if os.path.isabs(given) else os.path.join(os.getcwd(), given)
+        return os.path.normpath(absolute), _real(absolute)
 
     def _credential_roots(self) -> Iterable[str]:
         return (os.path.join(self.home, rel) for rel in rules.HOME_CREDENTIALS)

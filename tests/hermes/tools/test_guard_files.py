@@ -278,3 +278,16 @@ async def test_search_never_opens_env_or_credential_files(
     assert "not searched" in found.content
     home = await use(registry, gctx, "search_files", pattern="secret", path="~/.aws")
     refused(home, "credential_read")
+
+
+async def test_dot_dot_after_a_symlink_is_taken_as_the_kernel_takes_it(
+    registry: ToolRegistry, gctx: ToolContext, place: Place
+) -> None:
+    """``keys/../.ssh`` with ``keys -> ~/.ssh`` is ``~/.ssh``, not ``work/.ssh`` (found by the
+    property test: folding ``..`` before resolving the link let this through)."""
+    (place.work / "keys").symlink_to(place.home / ".ssh")
+    outcome = await use(
+        registry, gctx, "write_file", path="keys/../.ssh/authorized_keys", content="evil\n"
+    )
+    refused(outcome, "credential")
+    assert not (place.home / ".ssh" / "authorized_keys").exists()

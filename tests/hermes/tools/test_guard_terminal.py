@@ -153,3 +153,12 @@ def test_daemon_kills_are_read_through_patterns_units_and_the_cli(place: Place) 
     assert keys("kill -9 4243") == []
     assert keys("pkill -f vite") == []
     assert keys("hermes daemon status") == []
+
+
+async def test_dot_dot_after_a_symlink_in_a_redirect_is_resolved_like_the_kernel(
+    registry: ToolRegistry, gctx: ToolContext, place: Place
+) -> None:
+    (place.work / "keys").symlink_to(place.home / ".ssh")
+    outcome = await terminal(registry, gctx, "echo evil > keys/../.ssh/authorized_keys")
+    guarded(outcome, "credential")
+    assert not (place.home / ".ssh" / "authorized_keys").exists()
