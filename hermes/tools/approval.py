@@ -4,13 +4,17 @@
 ``decide(command, session=..., ask=...)`` turns findings into a decision:
 1. a hardline finding refuses, whatever else is set (yolo included);
 2. no finding allows;
-3. the session's yolo switch allows (it skips the dangerous list only), unless
+3. the session's yolo switch, or approval mode ``off``, allows (it skips the
+   dangerous list only), unless
    a finding is *opaque* (``danger.OPAQUE_RULES``: the gate cannot read what
    would run, so it cannot promise the floor);
 4. findings all approved for this session or in the permanent allowlist allow
    (never an opaque one);
 5. no approval callback attached (unattended) denies;
-6. otherwise the callback is asked, one prompt at a time per session: *once*,
+6. in approval mode ``smart`` with a judge (``smart.py``), the judge answers
+   first: approve runs this command, deny refuses it, escalate goes on to 7;
+   never for an opaque finding, nor after ``breaker`` smart denials in a row;
+7. otherwise the callback is asked, one prompt at a time per session: *once*,
    *session* (remembered in the ``ApprovalSession``), *always* (remembered and
    handed to the caller's allowlist saver) or *deny*; no answer within the
    session's timeout denies: silence is not consent; a failing callback denies.
@@ -31,6 +35,7 @@ import attrs
 import trio
 
 from .danger import THREAD_THRESHOLD, Finding, classify
+from .smart import ApprovalMode, Judge, JudgeChoice, ask_judge
 
 # -- the decision ----------------------------------------------------------------------
 
@@ -70,6 +75,9 @@ AllowlistSaver = Callable[[frozenset[str]], Awaitable[None]]
 class Verdict(enum.Enum):
     SAFE = "safe"
     YOLO = "yolo"
+    MODE_OFF = "approvals_off"
+    SMART_APPROVED = "smart_approved"
+    SMART_DENIED = "smart_denied"
     PREAPPROVED = "preapproved"
     APPROVED_ONCE = "approved_once"
     APPROVED_SESSION = "approved_session"
@@ -85,6 +93,8 @@ _ALLOWING = frozenset(
     {
         Verdict.SAFE,
         Verdict.YOLO,
+        Verdict.MODE_OFF,
+        Verdict.SMART_APPROVED,
         Verdict.PREAPPROVED,
         Verdict.APPROVED_ONCE,
         Verdict.APPROVED_SESSION,
@@ -121,6 +131,8 @@ class ApprovalDecision:
             )
         if self.verdict is Verdict.DENIED:
             why = f"the user denied approval ({reasons})"
+        elif self.verdict is Verdict.SMART_DENIED:
+            why = f"the safety reviewer denied it ({reasons}): {self.note}"
         elif self.verdict is Verdict.TIMEOUT:
             why = (
                 f"it needs approval ({reasons}) and no answer came within {self.timeout:g} s "
@@ -158,10 +170,21 @@ class ApprovalSession:
     approved: set[str] = attrs.field(factory=set)
     """Keys approved for this session."""
     save_timeout: float = 10.0
+    mode: ApprovalMode = ApprovalMode.SMART
+    """``smart`` needs a ``judge``; without one it is ``manual``."""
+    judge: Judge | None = None
+    judge_timeout: float = 30.0
+    breaker: int = 3
+    """Smart denials in a row after which the person is asked instead (0: never)."""
+    smart_denials: int = 0
     _lock: trio.Lock = attrs.field(factory=trio.Lock, init=False, repr=False)
 
     def preapproved(self, keys: Iterable[str]) -> bool:
         return all(k in self.approved or k in self.allowlist for k in keys)
+
+    def breaker_tripped(self) -> bool:
+        """The breaker: this many smart denials in a row send the next ones to the person."""
+        return self.breaker > 0 and self.smart_denials >= self.breaker
 
 
 async def decide(
@@ -189,7 +212,7 @@ async def decide(
         found = {f.key for f in findings}
         findings = (*findings, *(f for f in extra if f.key not in found))
     return await decide_findings(
-        command, findings, session=session, ask=ask, call_id=call_id, pause=pause
+        command, findings, session=session, ask=ask, call_id=call_id, pause=pause, judged=True
     )
 
 
@@ -201,10 +224,12 @@ async def decide_findings(
     ask: ApprovalCallback | None,
     call_id: str = "",
     pause: Callable[[], AbstractContextManager[None]] = nullcontext,
+    judged: bool = False,
 ) -> ApprovalDecision:
-    """Steps 1-6 of the module docstring for findings already made (``subject`` is shown).
+    """The module docstring's steps for findings already made (``subject`` is shown).
 
-    The file tools ask through this too: an opaque finding is a person's, each time.
+    The file tools ask through this too: an opaque finding is a person's, each
+    time; only ``judged`` requests (commands) go to the smart judge.
     """
     if any(f.hardline for f in findings):
         return ApprovalDecision(Verdict.HARDLINE, findings)
@@ -213,18 +238,40 @@ async def decide_findings(
     opaque = any(f.opaque for f in findings)
     if session.yolo and not opaque:
         return ApprovalDecision(Verdict.YOLO, findings)
+    if session.mode is ApprovalMode.OFF and not opaque:
+        return ApprovalDecision(Verdict.MODE_OFF, findings)
     keys = frozenset(f.key for f in findings)
     if not opaque and session.preapproved(keys):
         return ApprovalDecision(Verdict.PREAPPROVED, findings)
     if ask is None:
         return ApprovalDecision(Verdict.UNATTENDED, findings)
     request = ApprovalRequest(subject, findings, call_id)
+    escalated = ""
+    smart = session.mode is ApprovalMode.SMART and session.judge is not None
+    if judged and smart and not opaque and not session.breaker_tripped():
+        assert session.judge is not None
+        with pause():
+            judgement = await ask_judge(session.judge, request, session.judge_timeout)
+        if judgement.choice is JudgeChoice.APPROVE:
+            session.smart_denials = 0
+            return ApprovalDecision(Verdict.SMART_APPROVED, findings, judgement.reason)
+        if judgement.choice is JudgeChoice.DENY:
+            session.smart_denials += 1
+            note = judgement.reason or "no reason given"
+            if session.breaker_tripped():
+                note += (
+                    f". That is {session.smart_denials} denials in a row: stop trying variations "
+                    "of it and report to the user; the next flagged command goes to the user"
+                )
+            return ApprovalDecision(Verdict.SMART_DENIED, findings, note)
+        escalated = f"the safety reviewer escalated: {judgement.reason}"
     with pause():
         choice = await _ask(request, session, ask)
     if isinstance(choice, ApprovalDecision):
         return choice
     if choice is ApprovalChoice.DENY:
-        return ApprovalDecision(Verdict.DENIED, findings)
+        return ApprovalDecision(Verdict.DENIED, findings, escalated)
+    session.smart_denials = 0  # a person's approval resets the breaker
     if choice is ApprovalChoice.ONCE:
         return ApprovalDecision(Verdict.APPROVED_ONCE, findings)
     remembered = frozenset(f.key for f in findings if not f.opaque)
