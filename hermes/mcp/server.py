@@ -33,7 +33,7 @@ import attrs
 import httpx2
 import mcp_types as types
 import trio
-from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
 from actors import Actor, Call, ExitReason
@@ -134,6 +134,17 @@ class McpServerActor(Actor):
         elif isinstance(message, Exception):
             log.info("MCP server %s: %s", self.link.name, describe(message))
 
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        """Declined: nobody can answer a server's question yet (no surface carries it)."""
+        log.info(
+            "MCP server %s asked the user (%s); declined: elicitation is not put to a person yet",
+            self.link.name,
+            params.message[:200],
+        )
+        return types.ElicitResult(action="decline")
+
     async def _connect_once(self) -> str:
         config = self.link.config
         if self.osv is not None and config.command is not None:
@@ -149,7 +160,11 @@ class McpServerActor(Actor):
                 async with (
                     transport as (read, write),
                     ClientSession(
-                        read, write, message_handler=self._on_message, client_info=CLIENT_INFO
+                        read,
+                        write,
+                        message_handler=self._on_message,
+                        elicitation_callback=self._elicit,
+                        client_info=CLIENT_INFO,
                     ) as session,
                 ):
                     init = await session.initialize()

@@ -21,6 +21,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, TextContent, ToolAnnotations
+from pydantic import BaseModel
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
 
@@ -74,6 +75,25 @@ async def hang(marker: str = "") -> str:
             _mark(marker + ".cancelled", "cancelled\n")
         raise
     return "never"
+
+
+class Answer(BaseModel):
+    name: str
+
+
+@app.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the user for a name (elicitation); answer what the client did."""
+    result = await ctx.elicit("What is your name?", Answer)
+    return f"elicitation: {result.action}"
+
+
+@app.tool()
+async def steps(ctx: Context) -> str:
+    """Report progress three times, then answer."""
+    for step in range(1, 4):
+        await ctx.report_progress(step, 3, f"step {step}")
+    return "stepped"
 
 
 @app.tool()

@@ -19,6 +19,7 @@ from hermes.tools import (
     CallStatus,
     ToolCall,
     ToolContext,
+    ToolProgress,
     ToolRegistry,
     plan_batch,
     run_batch,
@@ -386,3 +387,17 @@ async def test_an_untrusted_servers_write_capable_tools_need_approval(
     # A trusted server's tools never ask.
     assert await run("mcp_t_getenv", {"name": "HOME"}) == ("<unset>", False)
     assert len(asked) == 2
+
+
+async def test_elicitation_is_declined_and_progress_is_reported(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"t": stdio()})
+    await wait_until(mcp.link("t"), ready)
+    assert (await call(mcp.registry, tmp_path, "mcp_t_ask"))[0] == "elicitation: decline"
+    seen: list[ToolProgress] = []
+    ctx = ToolContext.create(tmp_path, tmp_path / "spill", progress=seen.append)
+    [result] = await run_batch([ToolCall("toolu_p", "mcp_t_steps", {})], mcp.registry, ctx)
+    assert result.outcome.content == "stepped"
+    outputs = [(p.call_id, p.text) for p in seen if p.kind == "output"]
+    assert outputs == [("toolu_p", f"{n}/3 step {n}") for n in (1, 2, 3)]
