@@ -4,7 +4,7 @@
 |---|---|
 | ``config.py`` | ``SessionConfig`` and ``BusyMode`` |
 | ``session.py`` | ``SessionActor``: owns the conversation, takes prompts and verbs |
-| ``turn.py`` | ``TurnActor``: the loop of one turn (model calls, steers); settles history |
+| ``turn.py`` | ``TurnActor``: one turn's loop, a one-shot task (model calls, steers) |
 | ``batch.py`` | ``TurnBatches``: a turn's tool batches, their results stored as they land |
 | ``outcome.py`` | ``TurnEnd`` and ``TurnResult``: how a turn ended |
 | ``workers.py`` | ``ToolWorker``: one one-shot task per tool call |

@@ -1,8 +1,9 @@
 """The session actor: owns a conversation, takes prompts and control verbs.
 
 Idle, the session holds its ``Conversation``. A prompt starts a turn: a
-``TurnActor`` child named ``turn-<n>`` to which the conversation is lent
-until the turn has exited (the session watches it with a monitor). While a
+``TurnActor`` task child named ``turn-<n>`` to which the conversation is lent
+until the turn has exited (the session watches it with a monitor, then takes
+its ``TurnResult`` from the task's result). While a
 turn runs the session's mailbox stays free, so steer, redirect, interrupt,
 cancel, approval answers and new prompts are handled at once:
 
@@ -46,6 +47,9 @@ from actors import (
     MonitorRef,
     Overflow,
     Reply,
+    TaskCancelled,
+    TaskFailed,
+    TaskRef,
 )
 from hermes.memory import LiveMemory, MemoryService
 from hermes.model import Message, TextBlock, Usage
@@ -101,7 +105,7 @@ from .messages import (
 from .outcome import TurnEnd, TurnResult
 from .prompt import session_system_prompt
 from .reviews import ReviewDue, ReviewHost
-from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps
+from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnProgress
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +120,9 @@ class Cancelled:
 
 @attrs.define(slots=True)
 class _Running:
-    actor: TurnActor
-    ref: ActorRef
+    number: int
+    ref: TaskRef[TurnResult]
+    progress: TurnProgress
     monitor: MonitorRef
     controls: TurnControls
     waiters: list[Reply]
@@ -525,13 +530,13 @@ class SessionActor(Actor):
             approvals=self.approvals,
         )
         prompt = (TextBlock(item.text),) if item is not None else ()
-        actor = TurnActor(number, prompt, deps, self.conversation, controls)
-        ref = await self.ctx.spawn(actor, name=f"turn-{number}", shutdown=0)
+        progress = TurnProgress.before(self.conversation)
+        actor = TurnActor(number, prompt, deps, self.conversation, controls, progress, start)
+        ref = await self.ctx.spawn_task(actor, name=f"turn-{number}", shutdown=0)
         monitor = self.ctx.monitor(ref)
         waiters = [item.waiter] if item is not None and item.waiter is not None else []
         from_user = item is not None and item.delivered is None
-        self._running = _Running(actor, ref, monitor, controls, waiters, from_user)
-        await ref.cast(start)
+        self._running = _Running(number, ref, progress, monitor, controls, waiters, from_user)
         if item is not None:
             await self._delivered(item.delivered)
         return number
@@ -541,7 +546,7 @@ class SessionActor(Actor):
         running = self._running
         if running is None:
             return None
-        running.actor.cancel_reason = reason
+        running.controls.cancel_reason = reason
         self.approvals.deny_all()
         await running.ref.kill()
         return await self._turn_ended(rollback=rollback, resume_queue=False)
@@ -551,22 +556,21 @@ class SessionActor(Actor):
         assert running is not None
         self._running = None
         self.ctx.demonitor(running.monitor, flush=True)
-        actor = running.actor
-        result = actor.outcome
+        result = await _result_of(running)
         if running.ref.is_alive:
             # Reported unkillable: it may still settle, and must not write over the
             # transcript the session carries on with.
-            self.conversation = self.conversation.revoke(f"turn {actor.number} outlived its stop")
+            self.conversation = self.conversation.revoke(f"turn {running.number} outlived its stop")
         if result is None:
             exit_reason = running.ref.exit_reason
             why = exit_reason.describe() if exit_reason is not None else "it did not exit in time"
-            result = TurnResult(actor.number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
+            result = TurnResult(running.number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
         self.usage = self.usage + result.usage
         self.context_used = running.controls.context_used or self.context_used
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.store_timeout
-            result = await self._repair(actor, result, rollback)
-        self.queue.hand_back([*actor.undelivered, *running.controls.take_steers()])
+            result = await self._repair(running.progress, result, rollback)
+        self.queue.hand_back([*running.progress.undelivered, *running.controls.take_steers()])
         for waiter in running.waiters:
             waiter.send(result)
         self.hub.publish(
@@ -616,18 +620,20 @@ class SessionActor(Actor):
         await self.deps.store.add_usage(self.session_id, usage)
         self.usage = self.usage + usage
 
-    async def _repair(self, actor: TurnActor, result: TurnResult, rollback: bool) -> TurnResult:
+    async def _repair(
+        self, progress: TurnProgress, result: TurnResult, rollback: bool
+    ) -> TurnResult:
         """Make sure the transcript is valid (and rolled back if asked) after a turn."""
         conv = self.conversation
         try:
             if conv.dirty:
                 await conv.resync()
             await conv.close_open_uses(f"the turn ended abnormally ({result.detail})")
-            if rollback and actor.compacted:
+            if rollback and progress.compacted:
                 detail = "not rolled back: the transcript was compacted during the turn"
                 result = attrs.evolve(result, detail=f"{result.detail}; {detail}")
             elif rollback:
-                await conv.rollback_to(actor.start_len, actor.start_last)
+                await conv.rollback_to(progress.start_len, progress.start_last)
                 self.keeper.meter.reset()  # its anchor may be in the rows just dropped
                 result = attrs.evolve(result, reason=TurnEnd.ROLLED_BACK)
         except StoreError as error:
@@ -677,3 +683,14 @@ class SessionActor(Actor):
             context_window=self.config.context_window,
             reviewing=self.reviews.running,
         )
+
+
+async def _result_of(running: _Running) -> TurnResult | None:
+    """How the turn ended: its result; for a killed or crashed one, what its settle step
+    recorded; None if it recorded nothing (it crashed before, or is still running)."""
+    if not running.ref.is_alive:
+        try:
+            return await running.ref.result()
+        except (TaskCancelled, TaskFailed):
+            pass  # no value: it settled (or tried to) all the same
+    return running.progress.settled

@@ -1,6 +1,7 @@
-"""The turn: one prompt's loop of model calls and tool batches, as an actor.
+"""The turn: one prompt's loop of model calls and tool batches, as a one-shot task.
 
-The session spawns one ``TurnActor`` per turn and lends it the conversation.
+The session spawns one ``TurnActor`` (an ``actors.Task``) per turn and lends
+it the conversation.
 The loop: deliver pending steers, call the model, persist the reply; if it
 asked for tools, run the batch (``TurnBatches``, ``batch.py``: each call in a
 tool worker, the results and any steers persisted in the same user message),
@@ -19,8 +20,11 @@ Whatever ends the turn (its own end, a soft interrupt, a hard kill, an
 error), ``_settle`` runs in a shielded, time-bounded scope and leaves a valid
 transcript: text already streamed is kept and marked, every requested tool
 call has exactly one result, and nothing the store lacks is kept in memory.
-The result is left in ``outcome`` for the session, which learns of the exit
-through a monitor.
+The ``TurnResult`` is the task's result (``TaskRef.result``), which the session
+awaits when a monitor tells it the turn exited. A killed or crashed turn has
+no result, but it still settles: what it settled to, the steers it could not
+deliver and whether it compacted are in the ``TurnProgress`` its session lent
+it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 import attrs
 import trio
 
-from actors import Actor, MailboxConfig, Overflow
+from actors import MailboxConfig, Overflow, Task
 from hermes.model import (
     AttemptFailed,
     Message,
@@ -82,6 +86,32 @@ class StartCompaction:
     focus: str | None = None
 
 
+@attrs.define(slots=True)
+class TurnProgress:
+    """What a turn leaves its session however it ends (lent by the session at spawn).
+
+    A killed or crashed turn returns no value, yet it settles the transcript and
+    knows how: the session reads ``settled`` then, and ``undelivered`` and
+    ``compacted`` after every turn.
+    """
+
+    start_len: int
+    """Length of the transcript before the turn (a rollback truncates to it)."""
+    start_last: Message | None
+    """The last message before the turn (a prompt may be merged into it)."""
+    undelivered: list[str] = attrs.field(factory=list)
+    """Steers the turn could not deliver; the session runs them as the next input."""
+    compacted: bool = False
+    """The transcript was compacted during the turn (it cannot be rolled back then)."""
+    settled: TurnResult | None = None
+    """How the turn ended, once its settle step has recorded it (also after a kill)."""
+
+    @classmethod
+    def before(cls, conversation: Conversation) -> TurnProgress:
+        """The progress of a turn about to start on ``conversation``."""
+        return cls(conversation.next_seq, conversation.last)
+
+
 REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 BUDGET_NOTE = (
     "[The iteration budget of {n} tool-using steps for this turn is spent. Do not call "
@@ -89,8 +119,9 @@ BUDGET_NOTE = (
 )
 
 
-class TurnActor(Actor):
-    """Runs one turn; see the module docstring."""
+class TurnActor(Task[TurnResult]):
+    """Runs one turn (or, with ``StartCompaction``, an idle ``/compress``); see the module
+    docstring."""
 
     trap_exits = True  # a tool worker killed by an operator must not take the turn down
     shutdown_budget = 0.0  # a stop request means now: the turn settles in its shielded step
@@ -103,22 +134,17 @@ class TurnActor(Actor):
         deps: TurnDeps,
         conversation: Conversation,
         controls: TurnControls,
+        progress: TurnProgress,
+        start: StartTurn | StartCompaction,
     ) -> None:
         self.number = number
         self.prompt = prompt
         self.deps = deps
         self.conv = conversation
         self.controls = controls
-        self.outcome: TurnResult | None = None
-        self.undelivered: list[str] = []
-        """Steers the turn could not deliver; the session runs them as the next input."""
-        self.cancel_reason: str | None = None
-        """Set by the session just before it kills the turn."""
+        self.progress = progress
+        self.start = start
         self.first_seq = conversation.next_seq
-        self.start_len = conversation.next_seq
-        """Length of the transcript before the turn (a rollback truncates to it)."""
-        self.start_last = conversation.last
-        """The last message before the turn (a prompt may be merged into it)."""
         self._iterations = 0
         self._usage = Usage()
         self._partial: list[str] = []
@@ -126,24 +152,25 @@ class TurnActor(Actor):
         self._end: TurnEnd | None = None
         self._detail = ""
         self._final_text = ""
-        self._started = False
         self._failure: BaseException | None = None
-        self.compacted = False
-        """The transcript was compacted during the turn (it cannot be rolled back then)."""
 
-    # -- the actor -----------------------------------------------------------------------
+    # -- the task ------------------------------------------------------------------------
 
-    async def receive(self, message: object) -> None:
-        if not isinstance(message, StartTurn | StartCompaction) or self._started:
-            return  # Exit notices of tool workers: their calls already have results
-        self._started = True
+    async def run(self) -> TurnResult:
+        # Exit notices of tool workers (it traps them) are dropped: their calls have results.
+        start = self.start
         self.deps.approvals.turn = self.number
         try:
-            if isinstance(message, StartCompaction):
-                await self._compact_only(message.focus)
+            if isinstance(start, StartCompaction):
+                await self._compact_only(start.focus)
             else:
                 self._batches = TurnBatches(
-                    self.number, self.deps, self.conv, self.controls, self.ctx, self.undelivered
+                    self.number,
+                    self.deps,
+                    self.conv,
+                    self.controls,
+                    self.ctx,
+                    self.progress.undelivered,
                 )
                 await self._run()
         except BaseException as exc:
@@ -159,7 +186,9 @@ class TurnActor(Actor):
                 # (stream, cell, mailbox, ~300 objects) was garbage only the cyclic
                 # collector could free, behind the daemon's young-generation pauses.
                 self._failure = None
-        self.ctx.stop()
+        settled = self.progress.settled
+        assert settled is not None  # ``_record`` runs in the settle step's ``finally``
+        return settled
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -197,7 +226,7 @@ class TurnActor(Actor):
         if done is None:
             self._detail = "nothing was compacted"
             return
-        self.compacted = True
+        self.progress.compacted = True
         self._usage = self._usage + done.usage
         self._detail = (
             f"compacted {done.messages_before} messages ({done.tokens_before} tokens) into "
@@ -258,7 +287,7 @@ class TurnActor(Actor):
                 done = await keeper.before_request(self.conv, self.ctx, self.number)
         if done is None:
             return False
-        self.compacted = True
+        self.progress.compacted = True
         self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
         return True
 
@@ -293,7 +322,7 @@ class TurnActor(Actor):
             marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
             await self._commit_partial(marker)
             if not redirects or self.controls.interrupted:
-                self.undelivered.extend(redirects)
+                self.progress.undelivered.extend(redirects)
                 return None
             text = "\n".join(redirects)
             seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
@@ -367,7 +396,7 @@ class TurnActor(Actor):
         try:
             seq = await self.conv.add_user_blocks([steer_block(s) for s in steers])
         except BaseException:
-            self.undelivered.extend(steers)
+            self.progress.undelivered.extend(steers)
             raise
         for text in steers:
             self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
@@ -376,8 +405,9 @@ class TurnActor(Actor):
 
     async def _settle(self) -> None:
         """Leave the transcript valid whatever happened; record the outcome (shielded)."""
-        cancelled = self._end is None and self.cancel_reason is not None
-        reason = self.cancel_reason or "the turn stopped"
+        cancel_reason = self.controls.cancel_reason
+        cancelled = self._end is None and cancel_reason is not None
+        reason = cancel_reason or "the turn stopped"
         self.deps.approvals.deny_all()
         try:
             if self.conv.dirty:
@@ -400,13 +430,13 @@ class TurnActor(Actor):
             if isinstance(error, trio.Cancelled):
                 raise
         finally:
-            self.undelivered.extend(self.controls.take_steers())
-            self.undelivered.extend(self.controls.take_redirects())
+            self.progress.undelivered.extend(self.controls.take_steers())
+            self.progress.undelivered.extend(self.controls.take_redirects())
             self._record(cancelled)
 
     def _record(self, cancelled: bool) -> None:
         if cancelled:
-            end, detail = TurnEnd.CANCELLED, self.cancel_reason or ""
+            end, detail = TurnEnd.CANCELLED, self.controls.cancel_reason or ""
         elif self._end is None and _only_cancelled(self._failure):
             end, detail = TurnEnd.CANCELLED, "the turn was killed (by hand, or its session stops)"
         elif self._end is None:
@@ -417,7 +447,7 @@ class TurnActor(Actor):
             end, detail = self._end, self._detail
         if end is TurnEnd.INTERRUPTED and not detail:
             detail = self.controls.interrupt_reason
-        self.outcome = TurnResult(
+        self.progress.settled = TurnResult(
             self.number,
             end,
             self._final_text,
