@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -37,9 +38,10 @@ from ..approval import Verdict, decide
 from ..base import Tool, ToolKind, ToolOutcome
 from ..checkpoint.service import checkpoint_before_command
 from ..context import ToolContext
-from ..guard.commands import command_hits, floor, guarded_refusal, hit_finding
-from ..guard.policy import Action
+from ..guard.commands import Hit, command_hits, floor, guarded_refusal, hit_finding
+from ..guard.policy import Action, PathPolicy
 from ..process import CommandResult, GroupLedger, GroupNotRecorded, OutputCapture, run_command
+from ..sudo import SUDO_REFUSAL, SudoPassword, runs_sudo_stdin
 
 FOREGROUND_DEFAULT_TIMEOUT = 180
 FOREGROUND_MAX_TIMEOUT = 600
@@ -157,7 +159,9 @@ class TerminalTool(Tool):
             return ToolOutcome.error(
                 f"workdir {workdir} is not a directory. Nothing was run.", reason="bad_workdir"
             )
-        hits = await trio.to_thread.run_sync(command_hits, command, workdir, ctx.guard)
+        sudo_stdin, hits = await trio.to_thread.run_sync(_inspect, command, workdir, ctx.guard)
+        if sudo_stdin and SudoPassword not in ctx.services:
+            return ToolOutcome.error(SUDO_REFUSAL, ran=False, verdict="sudo_stdin")
         decision = await decide(
             command,
             session=ctx.approvals,
@@ -222,6 +226,11 @@ class TerminalTool(Tool):
         except GroupNotRecorded as exc:
             return ToolOutcome.error(f"{exc}. Nothing was run.", ran=False)
         return _format(result, timeout, decision.verdict.value)
+
+
+def _inspect(command: str, workdir: Path, guard: PathPolicy) -> tuple[bool, list[Hit]]:
+    """What the line does beyond the gate's reading: ``sudo -S``, and the path guard's hits."""
+    return runs_sudo_stdin(command), command_hits(command, workdir, guard)
 
 
 def _format(result: CommandResult, timeout: int, verdict: str) -> ToolOutcome:

@@ -162,3 +162,35 @@ async def test_dot_dot_after_a_symlink_in_a_redirect_is_resolved_like_the_kernel
     outcome = await terminal(registry, gctx, "echo evil > keys/../.ssh/authorized_keys")
     guarded(outcome, "credential")
     assert not (place.home / ".ssh" / "authorized_keys").exists()
+
+
+# -- sudo -S (#91, #141) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo -S apt-get install -y jq",
+        "echo hunter2 | sudo -kS whoami",
+        "bash -c 'sudo --stdin -u root id'",
+        "true && sudo -S -p '' ls",
+    ],
+)
+async def test_sudo_reading_a_password_from_stdin_is_refused(
+    registry: ToolRegistry, gctx: ToolContext, place: Place, command: str
+) -> None:
+    gctx.approvals.yolo = True
+    outcome = await terminal(registry, gctx, f"touch ran.txt; {command}")
+    assert outcome.details == {"ran": False, "verdict": "sudo_stdin"}
+    assert "no sudo password is configured" in outcome.content and "sudo -n" in outcome.content
+    assert not (place.work / "ran.txt").exists()
+
+
+async def test_sudo_without_stdin_runs_and_cannot_hang(
+    registry: ToolRegistry, gctx: ToolContext
+) -> None:
+    # No terminal and an empty stdin: sudo (or its absence) answers at once.
+    with trio.fail_after(30):
+        outcome = await terminal(registry, gctx, "sudo -n true; echo 'sudo -S' is just text")
+    assert outcome.details.get("verdict") != "sudo_stdin"
+    assert "sudo -S is just text" in outcome.content
