@@ -20,6 +20,8 @@ Modes:
   quick``) and ``flush`` (``broken`` appends ``phase flush`` and raises). The
   report goes to the outfile as ``report <summary>`` and one
   ``outcome <phase>/<step> <status>`` line per step.
+- ``phased-held``: the same, but ``hang`` has 60 s and ``slow`` returns at the
+  next SIGHUP (the test decides when the phase ends).
 
 ``on_started`` prints ``ready`` (flushed) on stdout; ``on_reload`` (SIGHUP)
 appends ``reload``. The process exits with ``supervisors.run``'s exit code.
@@ -105,11 +107,13 @@ def make_root(mode: str, outfile: str) -> Supervisor:
     raise SystemExit(f"unknown mode {mode!r}")
 
 
-def phases(outfile: str) -> list[Phase]:
+def phases(outfile: str, release: trio.Event | None = None) -> list[Phase]:
     def step(name: str, line: str, then: str = "return") -> Step:
         async def run() -> None:
             append(outfile, line)
-            if then == "hang":
+            if then == "hang" and release is not None:
+                await release.wait()
+            elif then == "hang":
                 await trio.sleep_forever()
             if then == "raise":
                 raise RuntimeError("flush failed on purpose")
@@ -119,7 +123,9 @@ def phases(outfile: str) -> list[Phase]:
     return [
         Phase("input", [step("stop", "phase input")], timeout=5.0),
         Phase(
-            "hang", [step("slow", "phase hang", "hang"), step("quick", "phase quick")], timeout=0.5
+            "hang",
+            [step("slow", "phase hang", "hang"), step("quick", "phase quick")],
+            timeout=60.0 if release is not None else 0.5,
         ),
         Phase("flush", [step("broken", "phase flush", "raise")], timeout=5.0),
     ]
@@ -138,11 +144,15 @@ def main() -> int:
     def on_started(system: ActorSystem, root: ActorRef) -> None:
         print("ready", flush=True)
 
+    release = trio.Event() if mode == "phased-held" else None
+
     async def on_reload(system: ActorSystem, root: ActorRef) -> None:
         append(outfile, "reload")
+        if release is not None:
+            release.set()
         await trio.lowlevel.checkpoint()
 
-    phased = mode == "phased"
+    phased = mode in ("phased", "phased-held")
     return run(
         lambda: make_root("normal" if phased else mode, outfile),
         name="app",
@@ -150,7 +160,7 @@ def main() -> int:
         kill_grace=1.0,
         on_started=on_started,
         on_reload=on_reload,
-        phases=(lambda system, root: phases(outfile)) if phased else None,
+        phases=(lambda system, root: phases(outfile, release)) if phased else None,
         on_report=(lambda shutdown: report(outfile, shutdown)) if phased else None,
     )
 

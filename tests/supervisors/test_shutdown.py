@@ -222,14 +222,21 @@ async def test_sigterm_runs_the_phases_in_order_then_stops_the_tree_and_reports(
 async def test_a_second_sigterm_during_the_shutdown_does_not_start_it_again(
     tmp_path: Path,
 ) -> None:
-    async with application("phased", tmp_path) as app:
+    async with application("phased-held", tmp_path) as app:
         await app.ready()
         app.signal(signal.SIGTERM)
-        await app.line("phase hang")
-        app.signal(signal.SIGTERM)  # while ``hang`` waits out its 0.5 s
+        await app.line("phase hang")  # ``hang`` waits for a SIGHUP
+        app.signal(signal.SIGTERM)
+        for _ in range(600):  # up to 30 s for the log line
+            if "already shutting down" in app.stderr():
+                break
+            await trio.sleep(0.05)
+        assert "already shutting down" in app.stderr()
+        assert app.proc.returncode is None
+        app.signal(signal.SIGHUP)  # the phase ends; the shutdown goes on, once
         assert await app.exit_code() == ExitCode.OK
         lines = app.lines()
-        for line in PHASED + STOPS:
+        for line in [*PHASED, *STOPS, "reload"]:
             assert lines.count(line) == 1, lines
         assert lines.count("outcome input/stop done") == 1
-        assert "already shutting down" in app.stderr()
+        assert "outcome hang/slow done" in lines
