@@ -16,8 +16,9 @@ as a ``Task[R]`` subclass whose ``run()`` is the body::
     outcome = await (await ctx.spawn_task(Review(job), name="reviewer")).result()
 
 - The body runs in the actor's own scope, as the handler of the one message
-  it sends itself from ``on_start``: a kill cancels it, and one that ignores
-  the cancellation makes the actor unkillable, as any handler would.
+  queued for it when it is spawned (its first: after ``on_start``, if it has
+  one): a kill cancels it, and one that ignores the cancellation makes the
+  actor unkillable, as any handler would.
 - Returning a value stops the actor ``normal``; raising crashes it (``error``,
   the exception in the reason); a stop (at once, not after the shutdown
   budget: a task has nothing to finish) or a kill cancels the body, and the
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple, cast
 import trio
 
 from ._actor import Actor
+from ._envelope import Envelope
 from ._errors import TaskCancelled, TaskFailed
 from ._exits import ExitKind, ExitReason
 from ._ref import ActorRef
@@ -70,7 +72,7 @@ class _Outcome:
 
 
 class RunTask:
-    """The message a task sends itself from ``on_start``: run the body."""
+    """A task's first message, queued when it is spawned: run the body."""
 
     __slots__ = ()
 
@@ -88,19 +90,12 @@ class Task(Actor, Generic[R]):
     when cancelled is reported unkillable, as any handler would be. A task
     handles no other message: notices that reach it while it runs (``Exit``
     of its children when it traps exits) are dropped after it. Spawn it with
-    ``ctx.spawn_task(task, name=...)`` (or ``system.spawn_task``).
+    ``ctx.spawn_task(task, name=...)`` (or ``system.spawn_task``); its
+    ``on_start``, if it has one, runs before the body.
     """
 
     _outcome: _Outcome
     _scope: trio.CancelScope | None = None
-
-    async def on_start(self) -> None:
-        """Queues the body; a subclass that overrides it ends with ``await super().on_start()``."""
-        if not hasattr(self, "_outcome"):  # spawned by a supervisor: no one reads the value
-            self._outcome = _Outcome()
-        if self._outcome.unlinked:  # before the body can crash
-            self.ctx._cell.linked_to_parent = False
-        self.ctx.self.cast_nowait(_RUN)
 
     @staticmethod
     def of(fn: Callable[[*Ts], Awaitable[V]], *args: *Ts) -> Task[V]:
@@ -129,6 +124,15 @@ class Task(Actor, Generic[R]):
                 raise
             outcome.value, outcome.returned = value, True
         self.ctx.stop(ExitReason.normal())
+
+
+def prime(task: Task[Any], cell: ActorCell) -> None:
+    """Queue a task's body as the first message of its new cell (``ActorSystem.spawn_in``)."""
+    if not hasattr(task, "_outcome"):  # spawned by a supervisor: no one reads the value
+        task._outcome = _Outcome()
+    if task._outcome.unlinked:
+        cell.linked_to_parent = False
+    cell.mailbox.put_nowait(Envelope(_RUN, cell.ref))
 
 
 class _FunctionTask(Task[Any]):

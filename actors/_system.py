@@ -22,7 +22,7 @@ from ._events import ActorStarted, EventBus
 from ._exits import ExitReason
 from ._introspect import recent_exits, snapshot
 from ._mailbox import MailboxConfig
-from ._oneshot import Task, TaskRef, as_task, spawn_task_in
+from ._oneshot import Task, TaskRef, as_task, prime, spawn_task_in
 from ._ref import ActorRef
 from ._registry import Registry
 from ._teardown import State
@@ -154,6 +154,8 @@ class ActorSystem:
             self.registry.register(register, cell)
         self.registry.add_path(cell)
         siblings[segment] = cell
+        if isinstance(actor, Task):
+            prime(actor, cell)  # its body is the first message it handles
         has_start = type(actor).on_start is not Actor.on_start
         if has_start:
             cell._start_slot = slot = ReplySlot()

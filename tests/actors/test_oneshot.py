@@ -159,6 +159,27 @@ async def test_a_task_class_has_a_context_and_runs_sub_tasks(system: ActorSystem
     assert reason is not None and reason.kind is ExitKind.NORMAL
 
 
+class Prepared(Task[list[str]]):
+    """A task with a start hook: it runs before the body, and spawn waits for it."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    async def on_start(self) -> None:
+        await trio.lowlevel.checkpoint()
+        self.log.append("on_start")
+
+    async def run(self) -> list[str]:
+        self.log.append("run")
+        return list(self.log)
+
+
+async def test_a_tasks_on_start_runs_before_its_body(system: ActorSystem) -> None:
+    with trio.fail_after(10):
+        task = await system.spawn_task(Prepared(), name="prepared")
+        assert await task.result() == ["on_start", "run"]
+
+
 async def test_an_actor_awaits_its_tasks_result_as_a_value(system: ActorSystem) -> None:
     owner = await system.spawn(Owner(), name="owner")
     with trio.fail_after(10):
