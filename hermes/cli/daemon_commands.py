@@ -48,7 +48,12 @@ def daemon_start() -> None:
 
 @daemon.command("stop")
 @click.option("--force", is_flag=True, help="SIGKILL instead of a graceful SIGTERM.")
-@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait.")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait (the shutdown's phases take up to ~50 s with the defaults).",
+)
 def daemon_stop(force: bool, timeout: float) -> None:
     """Stop the running daemon (its phased shutdown); says what ran over, if anything."""
     from hermes.daemon.control import stop_daemon
