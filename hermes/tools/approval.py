@@ -167,6 +167,8 @@ class ApprovalSession:
     """Seconds to wait for an answer (and for an earlier prompt to finish)."""
     allowlist: set[str] = attrs.field(factory=set)
     save_always: AllowlistSaver | None = None
+    allowlist_source: Callable[[], frozenset[str]] | None = None
+    """The permanent allowlist as it is now (the config file, re-read when it changes)."""
     approved: set[str] = attrs.field(factory=set)
     """Keys approved for this session."""
     save_timeout: float = 10.0
@@ -180,7 +182,8 @@ class ApprovalSession:
     _lock: trio.Lock = attrs.field(factory=trio.Lock, init=False, repr=False)
 
     def preapproved(self, keys: Iterable[str]) -> bool:
-        return all(k in self.approved or k in self.allowlist for k in keys)
+        live = self.allowlist_source() if self.allowlist_source is not None else frozenset()
+        return all(k in self.approved or k in self.allowlist or k in live for k in keys)
 
     def breaker_tripped(self) -> bool:
         """The breaker: this many smart denials in a row send the next ones to the person."""
