@@ -3,7 +3,8 @@
 Run a per-issue benchmark or the suite's scenarios.
 
 Per-issue benchmarks (one at a time; each prints its own table or ``--json``):
-runtime, supervision, model, session, processes, subagents, gateway, compression.
+runtime, supervision, model, session, processes, subagents, gateway, compression,
+mcp.
 
 Scenarios (any number, ``all`` = every one; the default): sessions, fanout,
 cancel, steer, soak, chaos. Each runs against a daemon and a fake provider
@@ -34,6 +35,7 @@ BENCHMARKS = (
     "subagents",
     "gateway",
     "compression",
+    "mcp",
 )
 SIZE_FLAGS = {
     "sessions": (int, "concurrent sessions (sessions, chaos; the load under cancel and steer)"),
