@@ -6,12 +6,13 @@
 | ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
+| ``mcp_commands.py`` | ``mcp [list|test NAME]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
 | ``fake_provider.py`` | ``fake-provider`` |
 """
 
-from . import bench, chat, commands, daemon_commands, fake_provider, memory_commands
+from . import bench, chat, commands, daemon_commands, fake_provider, mcp_commands, memory_commands
 from .app import main
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "daemon_commands",
     "fake_provider",
     "main",
+    "mcp_commands",
     "memory_commands",
 ]

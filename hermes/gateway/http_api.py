@@ -225,6 +225,10 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return "actor.cancel", body
     if verb == "GET" and parts == ["processes"]:
         return "process.list", {}
+    if verb == "GET" and parts == ["mcp"]:
+        return "mcp.list", {}
+    if verb == "POST" and len(parts) == 3 and parts[0] == "mcp" and parts[2] == "test":
+        return "mcp.test", {"name": parts[1]}
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
     if len(parts) >= 2 and parts[0] == "sessions":

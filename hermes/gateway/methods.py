@@ -68,6 +68,7 @@ from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
 
 from .heap_methods import heap_methods
+from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
 from .params import TITLE_LIMIT, Method, Params
 
@@ -148,6 +149,7 @@ class Methods:
             "session.compress": self.session_compress,
             **memory_methods(services.memory),
             **heap_methods(),
+            **mcp_methods(services.system, services.root_path),
         }
 
     @property

@@ -70,6 +70,11 @@ class GetStatus(Call[dict[str, object]]):
     """The server's state as plain data (``ServerLink.snapshot``)."""
 
 
+@attrs.frozen(slots=True)
+class TestServer(Call[dict[str, object]]):
+    """Ping and list on the live connection, with timings; the state when it is down."""
+
+
 class McpServerActor(Actor):
     """See the module docstring."""
 
@@ -97,7 +102,32 @@ class McpServerActor(Actor):
     async def receive(self, message: object) -> object:
         if isinstance(message, GetStatus):
             return self.link.snapshot()
+        if isinstance(message, TestServer):
+            return await self._test()
         return None
+
+    async def _test(self) -> dict[str, object]:
+        """One ping and one listing on the live connection, timed (``hermes mcp test``)."""
+        report: dict[str, object] = self.link.snapshot()
+        session = self.link.session
+        if session is None:
+            return {**report, "ok": False}
+        try:
+            with trio.fail_after(self.options.ping_timeout):
+                began = trio.current_time()
+                await session.send_ping()
+                pinged = trio.current_time()
+                listed = await session.list_tools()
+                done = trio.current_time()
+        except Exception as exc:  # the server's failure is this answer, not the actor's
+            return {**report, "ok": False, "reason": describe(exc)}
+        return {
+            **report,
+            "ok": True,
+            "ping_ms": round((pinged - began) * 1000, 2),
+            "list_ms": round((done - pinged) * 1000, 2),
+            "listed": len(listed.tools),
+        }
 
     async def on_stop(self, reason: ExitReason) -> None:
         self.link.stopped()

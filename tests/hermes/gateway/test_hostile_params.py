@@ -193,7 +193,7 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "orphans.list": (), "subagent.list": ("session",),
     "subagent.steer": ("session", "subagent", "text"),
     "subagent.stop": ("session", "subagent", "reason"), "process.list": ("session",),
-    "process.kill": ("session", "process"),
+    "process.kill": ("session", "process"), "mcp.list": (), "mcp.test": ("name",),
     "events.subscribe": ("session", "since", "epoch", "approvals"),
     "events.unsubscribe": ("session",),
 }  # fmt: skip

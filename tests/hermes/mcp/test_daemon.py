@@ -51,7 +51,29 @@ def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path
         tree = daemon.cli("tree")
         assert tree.returncode == 0, tree.stderr
         assert "mcp" in tree.stdout and "good" in tree.stdout and "broken" in tree.stdout
+        listed = daemon.cli("mcp", "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        rows = {row["name"]: row for row in json.loads(listed.stdout)}
+        assert rows["good"]["state"] == "ready" and "echo" in rows["good"]["tools"]
+        assert rows["broken"]["state"] == "down"
+        assert "cannot start: no configuration" in rows["broken"]["last_error"]
+        tested = daemon.cli("mcp", "test", "good")
+        assert tested.returncode == 0, tested.stderr
+        assert tested.stdout.startswith("good: ok, ping ") and "tools/list" in tested.stdout
+        tested = daemon.cli("mcp", "test", "broken")
+        assert tested.returncode == 1 and tested.stdout.startswith("broken: down: the server")
+        missing = daemon.cli("mcp", "test", "nosuch")
+        assert missing.returncode == 1
+        assert "not_found: no running MCP server 'nosuch' (servers: good, broken)" in missing.stderr
         done = daemon.cli("send", "hello there", "--json")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["reason"] == "completed"
     assert processes_with(state) == []  # stopped with the daemon: killed and reaped
+
+
+def test_mcp_list_says_when_no_server_is_configured(tmp_path: Path) -> None:
+    with running_daemon(tmp_path) as daemon:
+        listed = daemon.cli("mcp", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.startswith("no MCP servers (add [mcp.servers.NAME]")
+        assert json.loads(daemon.cli("mcp", "list", "--json").stdout) == []

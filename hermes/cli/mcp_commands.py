@@ -1,0 +1,62 @@
+"""``hermes mcp list`` and ``hermes mcp test NAME``: the daemon's MCP servers (docs/mcp.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .app import call_daemon, main, print_json, run_async
+
+
+@main.group("mcp")
+def mcp() -> None:
+    """MCP servers: their state, tools and last error."""
+
+
+@mcp.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_servers(as_json: bool) -> None:
+    """Each configured server: state, tools, last error."""
+    rows: list[dict[str, Any]] = run_async(lambda: call_daemon("mcp.list"))
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("no MCP servers (add [mcp.servers.NAME] to the config; see docs/mcp.md)")
+    for row in rows:
+        click.echo(_line(row))
+
+
+def _line(row: dict[str, Any]) -> str:
+    state = row["state"]
+    if state == "down" and row.get("retry_in") is not None:
+        state = f"down, retrying in {row['retry_in']:g} s"
+    tools = row.get("tools") or []
+    line = f"{row['name']}  {row.get('transport', '?')}  {state}  {len(tools)} tool(s)"
+    if tools:
+        line += ": " + ", ".join(tools)
+    if row.get("last_error"):
+        line += f"\n    last error: {row['last_error']}"
+    for skipped in row.get("skipped") or []:
+        line += f"\n    skipped {skipped}"
+    return line
+
+
+@mcp.command("test")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def test_server(name: str, as_json: bool) -> None:
+    """Ping one server and list its tools on its live connection, with timings."""
+    row: dict[str, Any] = run_async(lambda: call_daemon("mcp.test", name=name))
+    if as_json:
+        print_json(row)
+    elif row["ok"]:
+        click.echo(
+            f"{name}: ok, ping {row['ping_ms']:g} ms, tools/list {row['list_ms']:g} ms "
+            f"({row['listed']} listed, {len(row['tools'])} offered)"
+        )
+    else:
+        click.echo(f"{name}: {row['state']}: {row.get('reason') or 'not connected'}")
+    if not row["ok"]:
+        raise SystemExit(1)

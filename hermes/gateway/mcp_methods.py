@@ -1,0 +1,52 @@
+"""``mcp.list`` and ``mcp.test``: the MCP servers' state (``hermes mcp list``, ``hermes mcp test``).
+
+The servers are the children of ``<root>/sessions/mcp`` (``hermes/mcp``); with
+no server configured there is no such actor and ``mcp.list`` answers ``[]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors import ActorSystem
+from hermes.daemon.errors import NotFound
+from supervisors import ChildInfo, SupervisorClient
+
+from .params import Method, Params
+
+MCP_CALL_TIMEOUT = 15.0
+"""Bound on one server actor's answer (its ping and listing are bounded below it)."""
+
+
+def mcp_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
+    """The ``mcp.*`` entries of the method table."""
+
+    async def servers() -> list[ChildInfo]:
+        ref = system.lookup(f"{root_path}/sessions/mcp")
+        return [] if ref is None else await SupervisorClient(ref).which_children()
+
+    async def mcp_list(p: Params) -> Any:
+        p.done()
+        from hermes.mcp.server import GetStatus  # the SDK loads only once servers run
+
+        rows = []
+        for child in await servers():
+            if child.ref is None or not child.ref.is_alive:  # between two incarnations
+                rows.append({"name": child.id, "state": child.state})
+                continue
+            rows.append(await child.ref.call(GetStatus(), timeout=MCP_CALL_TIMEOUT))
+        return rows
+
+    async def mcp_test(p: Params) -> Any:
+        name = p.text("name")
+        p.done()
+        from hermes.mcp.server import TestServer
+
+        known = await servers()
+        found = [c.ref for c in known if c.id == name and c.ref is not None]
+        if not found:
+            listed = ", ".join(c.id for c in known) or "none configured"
+            raise NotFound(f"no running MCP server {name!r} (servers: {listed})")
+        return await found[0].call(TestServer(), timeout=MCP_CALL_TIMEOUT)
+
+    return {"mcp.list": mcp_list, "mcp.test": mcp_test}
