@@ -39,6 +39,10 @@ class ServerLink:
     """The server's own names of the tools offered (after include/exclude)."""
     skipped: tuple[str, ...] = ()
     """Tools left out, each with why (a schema the model API would refuse, a name clash)."""
+    pid: int | None = None
+    """stdio: the server process (its group's id) while it runs."""
+    last_pid: int | None = None
+    """stdio: the most recent server process, kept after it ended."""
     attempts: int = 0
     connects: int = 0
     """Successful connections so far (a restart shows as 2 or more)."""
@@ -86,7 +90,9 @@ class ServerLink:
         reason = self.reason or "not connected"
         if self.retry_at is None:
             return f"MCP server '{name}' is unavailable ({reason})."
-        wait = max(0, math.ceil(self.retry_at - trio.current_time()))
+        wait = math.ceil(self.retry_at - trio.current_time())
+        if wait <= 0:
+            return f"MCP server '{name}' is unavailable ({reason}); reconnecting now."
         return f"MCP server '{name}' is unavailable ({reason}), retrying in {wait} s."
 
     def snapshot(self) -> dict[str, object]:
@@ -100,6 +106,7 @@ class ServerLink:
             "name": self.name,
             "transport": self.config.transport,
             "state": self.state,
+            "pid": self.pid,
             "reason": self.reason,
             "retry_in": retry_in,
             "tools": list(self.tools),

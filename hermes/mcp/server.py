@@ -40,7 +40,7 @@ from actors import Actor, Call, ExitReason
 from hermes.tools import ToolRegistry
 from supervisors import Backoff
 
-from .config import MissingVariable, expand
+from .config import MissingVariable, ServerConfig, expand
 from .link import ServerLink
 from .osv import OsvChecker, launched_package
 from .stdio import Exited, Streams, resolve_command, stdio_transport
@@ -154,6 +154,9 @@ class McpServerActor(Actor):
             )
             await trio.sleep(delay)
 
+    def _spawned(self, pid: int) -> None:
+        self.link.pid = self.link.last_pid = pid
+
     def _poke(self) -> None:
         self._wake.set()
 
@@ -176,13 +179,18 @@ class McpServerActor(Actor):
         return types.ElicitResult(action="decline")
 
     async def _connect_once(self) -> str:
-        config = self.link.config
+        try:
+            return await self._connect(self.link.config)
+        finally:
+            self.link.pid = None  # the transport's exit has reaped it (or it never ran)
+
+    async def _connect(self, config: ServerConfig) -> str:
         if self.osv is not None and config.command is not None:
             package = launched_package(config.command, config.args)
             if package is not None and (advisories := await self.osv.malware(package)):
                 ids = ", ".join(advisories)
                 return f"not started: {package} has a malware advisory in OSV ({ids})"
-        exited = Exited(on_close=self._poke)
+        exited = Exited(on_close=self._poke, on_spawn=self._spawned)
         transport = self._transport(exited)
         connect = trio.CancelScope(deadline=trio.current_time() + config.connect_timeout)
         with connect:

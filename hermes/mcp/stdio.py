@@ -52,6 +52,8 @@ class Exited:
     """What the transport saw of its process: exit status, stderr tail, why the pipe ended."""
 
     pid: int = 0
+    on_spawn: Callable[[int], None] | None = None
+    """Called with the server's pid once it is spawned."""
     returncode: int | None = None
     stderr: bytearray = attrs.field(factory=bytearray)
     problem: str | None = None
@@ -115,6 +117,8 @@ async def stdio_transport(
         start_new_session=True,
     )
     exited.pid = process.pid
+    if exited.on_spawn is not None:
+        exited.on_spawn(process.pid)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](
         STREAM_BUFFER
     )
