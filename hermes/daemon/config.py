@@ -122,6 +122,13 @@ def _host_names(value: Any) -> str | None:
     return None
 
 
+def _finding_keys(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(
+        isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value
+    )
+    return None if ok else "a list of finding keys like 'recursive_delete'"
+
+
 def _optional_str(value: Any) -> str | None:
     return None if isinstance(value, str) else "a string"
 
@@ -207,6 +214,28 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "enabled": Key(True, _bool, "MEMORY.md / USER.md, the memory tool and reviews"),
         "memory_chars": Key(2200, _int(100), "cap of MEMORY.md (agent notes), in characters"),
         "user_chars": Key(1375, _int(100), "cap of USER.md (user profile), in characters"),
+    },
+    "approvals": {
+        "mode": Key(
+            "smart",
+            _choice("smart", "manual", "off"),
+            "flagged commands: smart (the judge model first), manual (the person), off (run)",
+            reload=True,
+        ),
+        "judge_model": Key(
+            "", _optional_str, "smart approvals' model ('' = the session's)", reload=True
+        ),
+        "command_allowlist": Key(
+            [], _finding_keys, "finding keys approved 'always' (hermes approvals)", reload=True
+        ),
+    },
+    "checkpoints": {
+        "enabled": Key(
+            False,
+            _bool,
+            "snapshot working directories before writes and destructive commands",
+            reload=True,
+        ),
     },
     "review": {
         "enabled": Key(True, _bool, "background memory reviews", reload=True),

@@ -55,6 +55,7 @@ from supervisors import (
     SupervisorClient,
 )
 
+from .allowlist import AllowlistFile
 from .config import BUSY_MODES
 from .errors import RequestError, SessionIsClosed, ShuttingDown, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
@@ -223,6 +224,7 @@ class SessionsManager(Actor):
         self.registry = with_delegation(default_registry())
         config = self.settings.config
         self.memory = memory_store(config, config.data_dir(self.settings.paths))
+        self.allowlist = AllowlistFile(self.settings.paths.config_file)
         if self.memory is not None:
             self.registry.register(MemoryTool(self.memory.limits))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
@@ -270,6 +272,12 @@ class SessionsManager(Actor):
             busy_mode=BusyMode(busy or config.get("session", "busy_mode")),
             approval_timeout=config.get("session", "approval_timeout"),
             yolo=config.get("session", "yolo"),
+            # the offline demo model cannot judge commands: the person answers
+            approval_mode="manual" if self.providers.demo else config.get("approvals", "mode"),
+            judge_model=config.get("approvals", "judge_model"),
+            checkpoint_dir=data_dir / "checkpoints"
+            if config.get("checkpoints", "enabled")
+            else None,
             load_context_files=config.get("session", "load_context_files"),
             context_window=config.get("model", "context_window"),
             compression=compression_settings(config, self.providers.model),
@@ -284,6 +292,8 @@ class SessionsManager(Actor):
             processes=self.process_config,
             subagents=self.subagents.host(),
             memory=self.memory,
+            allowlist_source=self.allowlist.current,
+            save_always=self.allowlist.save,
         )
 
     def _running_entry(self, session_id: str) -> Entry | None:

@@ -79,6 +79,14 @@ class SessionConfig:
     approval_timeout: float = attrs.field(default=300.0, validator=_positive)
     yolo: bool = False
     """Skip the dangerous-command list (never the hardline floor)."""
+    approval_mode: str = attrs.field(
+        default="manual", validator=attrs.validators.in_(("smart", "manual", "off"))
+    )
+    """``smart``: the judge model answers flagged commands first (``hermes.tools.smart``)."""
+    judge_model: str = ""
+    """The smart judge's model ('' = ``model``)."""
+    checkpoint_dir: Path | None = None
+    """Where checkpoints' shadow repositories live; ``None``: no checkpoints."""
     store_timeout: float = attrs.field(default=5.0, validator=_positive)
     settle_timeout: float = attrs.field(default=0.5, validator=_positive)
     """Bound on the shielded end-of-turn work (synthetic results, persisting them)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -11,7 +11,7 @@ from hermes.memory import MemoryStore
 from hermes.model import ModelClient
 from hermes.processes import HandoffTarget, ProcessConfig
 from hermes.store import StoreClient
-from hermes.tools import ToolRegistry
+from hermes.tools import AllowlistSaver, ToolRegistry
 
 if TYPE_CHECKING:
     from .children import ChildHost
@@ -28,6 +28,10 @@ class SessionDeps:
     """Environment the tools' children start from (default: the daemon's), minus secrets."""
     allowlist: frozenset[str] = frozenset()
     """Dangerous-command keys approved *always* (from the config)."""
+    allowlist_source: Callable[[], frozenset[str]] | None = None
+    """The config file's allowlist as it is now (re-read when it changes)."""
+    save_always: AllowlistSaver | None = None
+    """Writes keys approved *always* to the config file."""
     processes: ProcessConfig = attrs.field(factory=ProcessConfig)
     """Limits of each session's background-process registry."""
     subagents: ChildHost | None = None

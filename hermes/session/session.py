@@ -62,7 +62,13 @@ from hermes.processes import (
     spawn_process_registry,
 )
 from hermes.store import SessionNotFound, StoreError
-from hermes.tools import ApprovalSession, ToolContext
+from hermes.tools import (
+    ApprovalMode,
+    ApprovalSession,
+    CheckpointService,
+    ModelJudge,
+    ToolContext,
+)
 from hermes.tools.process import GroupLedger
 
 from . import events as ev
@@ -225,13 +231,29 @@ class SessionActor(Actor):
             self.config.spill_dir,
             services=self._services(),
             environ=self.deps.environ,
-            approvals=ApprovalSession(
-                yolo=self.config.yolo,
-                timeout=self.config.approval_timeout,
-                allowlist=set(self.deps.allowlist),
-            ),
+            approvals=self._approval_session(),
         )
         await self._start_children()
+
+    def _approval_session(self) -> ApprovalSession:
+        config, deps = self.config, self.deps
+        mode = ApprovalMode(config.approval_mode)
+        judge = (
+            ModelJudge(
+                client=deps.client, model=config.judge_model or config.model, cwd=str(config.cwd)
+            )
+            if mode is ApprovalMode.SMART
+            else None
+        )
+        return ApprovalSession(
+            yolo=config.yolo,
+            timeout=config.approval_timeout,
+            allowlist=set(deps.allowlist),
+            allowlist_source=deps.allowlist_source,
+            save_always=deps.save_always,
+            mode=mode,
+            judge=judge,
+        )
 
     def _services(self) -> dict[type, object]:
         assert self.session_id is not None
@@ -241,6 +263,8 @@ class SessionActor(Actor):
         services: dict[type, object] = {ProcessService: self.processes, GroupLedger: ledger}
         if self.deps.memory is not None and not self.config.unattended:
             services[MemoryService] = LiveMemory(self.deps.memory)
+        if self.config.checkpoint_dir is not None:
+            services[CheckpointService] = CheckpointService(root=self.config.checkpoint_dir)
         return services
 
     async def _start_children(self) -> None:

@@ -41,6 +41,7 @@ from .base import (
 from .batch import BatchPolicy, Invoker, run_batch
 from .budget import OutputBudget
 from .builtin import builtin_tools, default_registry
+from .checkpoint import CheckpointService
 from .context import ProgressCallback, ToolContext
 from .danger import DANGEROUS_RULES, HARDLINE_RULES, Finding, classify, is_hardline
 from .env import is_secret_name, scrub_env
@@ -49,6 +50,7 @@ from .process import CommandResult, KillReport, enable_subreaper, kill_group, ru
 from .registry import PreparedCall, ToolRegistry
 from .results import BatchCollector, CallStatus, ToolResult
 from .schema import ArgumentError, validate
+from .smart import ApprovalMode, JudgeChoice, Judgement, ModelJudge
 
 __all__ = [
     "DANGEROUS_RULES",
@@ -58,6 +60,7 @@ __all__ = [
     "ApprovalCallback",
     "ApprovalChoice",
     "ApprovalDecision",
+    "ApprovalMode",
     "ApprovalRequest",
     "ApprovalSession",
     "ArgumentError",
@@ -65,11 +68,15 @@ __all__ = [
     "BatchPlan",
     "BatchPolicy",
     "CallStatus",
+    "CheckpointService",
     "CommandResult",
     "Finding",
     "Invoker",
+    "JudgeChoice",
+    "Judgement",
     "KillReport",
     "MalformedArguments",
+    "ModelJudge",
     "OutputBudget",
     "PreparedCall",
     "ProgressCallback",

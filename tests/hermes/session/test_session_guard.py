@@ -81,3 +81,45 @@ async def test_guarded_files_through_a_session_and_its_read_state_across_turns(
         stale
     )
     assert notes.read_text() == "edited by someone else\n"
+
+
+async def test_a_smart_judged_rm_after_ten_writes_is_rolled_back_through_checkpoints(
+    home: Path,
+    open_session: SessionFactory,
+    fake: FakeProvider,
+    store: StoreClient,
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    from hermes.tools import CheckpointService
+
+    (workdir / "build").mkdir()
+    (workdir / "build" / "out.o").write_text("object\n")
+    checkpoints = tmp_path / "data" / "checkpoints"
+    session = await open_session(approval_mode="smart", checkpoint_dir=checkpoints)
+    writes = [
+        ToolUse("write_file", {"path": f"src/m{i}.py", "content": f"x = {i}\n"}, id=f"w{i}")
+        for i in range(10)
+    ]
+    fake.enqueue(
+        Reply.of(*writes),
+        Reply.of(ToolUse("terminal", {"command": "rm -rf build"}, id="rm")),
+        Reply.of(ToolUse("verdict", {"decision": "approve", "reason": "build output"})),
+        Reply.of("done"),
+    )
+    with session.subscribe(approvals=True), trio.fail_after(60):
+        result = await session.run("regenerate")
+    assert result.reason is TurnEnd.COMPLETED
+    rm = results_by_id(await store.load(session.id))["rm"]
+    assert not rm.is_error, result_text(rm)
+    assert not (workdir / "build").exists()
+    judge = fake.message_requests[2].body
+    assert judge["tool_choice"] == {"type": "any"} and "rm -rf build" in str(judge["messages"])
+
+    service = CheckpointService(root=checkpoints)  # what /rollback 2 does
+    listed = await service.list(workdir)
+    assert listed[0].reason == "before terminal: rm -rf build"
+    assert listed[1].reason.startswith("before write_file ")
+    await service.restore(workdir, 2)
+    assert (workdir / "build" / "out.o").read_text() == "object\n"
+    assert not (workdir / "src").exists()
