@@ -7,12 +7,22 @@
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test NAME]`` |
+| ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
 | ``fake_provider.py`` | ``fake-provider`` |
 """
 
-from . import bench, chat, commands, daemon_commands, fake_provider, mcp_commands, memory_commands
+from . import (
+    bench,
+    chat,
+    commands,
+    daemon_commands,
+    fake_provider,
+    mcp_commands,
+    memory_commands,
+    safety_commands,
+)
 from .app import main
 
 __all__ = [
@@ -24,4 +34,5 @@ __all__ = [
     "main",
     "mcp_commands",
     "memory_commands",
+    "safety_commands",
 ]
