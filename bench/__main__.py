@@ -37,6 +37,7 @@ BENCHMARKS = (
     "compression",
     "mcp",
     "cli",
+    "guards",
 )
 SIZE_FLAGS = {
     "sessions": (int, "concurrent sessions (sessions, chaos; the load under cancel and steer)"),
