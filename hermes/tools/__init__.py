@@ -14,7 +14,9 @@
 | ``process.py`` | running a command in its own process group; killing the group |
 | ``shell.py`` | reading shell command lines with the bash grammar (tree-sitter-bash) |
 | ``wrappers.py`` | the command under ``sudo``/``env``/``timeout``...; GNU-style options |
-| ``approval.py`` | the hardline floor, the dangerous list and the approval decision |
+| ``danger.py`` | ``classify``: the walk of a command line for the gate |
+| ``danger_rules.py`` | the gate's tables: the hardline floor, the dangerous list |
+| ``approval.py`` | the approval decision |
 | ``guard/`` | the path policy of every tool that touches files; per-session read state |
 | ``builtin/`` | terminal, read_file, write_file, patch, search_files |
 """
