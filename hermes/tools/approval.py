@@ -28,6 +28,7 @@ remembered: approving one ``$CMD`` says nothing about the next.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
@@ -36,6 +37,8 @@ import trio
 
 from .danger import THREAD_THRESHOLD, Finding, classify
 from .smart import ApprovalMode, Judge, JudgeChoice, ask_judge
+
+log = logging.getLogger("hermes.tools.approval")
 
 # -- the decision ----------------------------------------------------------------------
 
@@ -255,6 +258,9 @@ async def decide_findings(
         assert session.judge is not None
         with pause():
             judgement = await ask_judge(session.judge, request, session.judge_timeout)
+        log.info(
+            "smart approval of %r: %s (%s)", subject[:200], judgement.choice.value, judgement.reason
+        )
         if judgement.choice is JudgeChoice.APPROVE:
             session.smart_denials = 0
             return ApprovalDecision(Verdict.SMART_APPROVED, findings, judgement.reason)

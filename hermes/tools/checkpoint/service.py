@@ -14,8 +14,8 @@ context's services (off by default: no service, no checkpoint). Then:
 A checkpoint error is logged and the action runs anyway, as in Hermes: a
 checkpoint is a safety net, not a gate. Which directory: the session's working
 directory when the path is inside it, else the nearest ancestor holding a
-``.git``, else the file's own directory; never ``/`` or the home directory
-itself.
+``.git`` (a path in neither is not snapshotted: ``/tmp/x`` would mean all of
+``/tmp``); never ``/`` or the home directory itself.
 """
 
 from __future__ import annotations
@@ -125,9 +125,9 @@ def working_dir(path: Path, cwd: Path) -> Path | None:
     home = Path(os.path.realpath(os.path.expanduser("~")))
     if real == base or base in real.parents:
         found: Path | None = base
-    else:
+    else:  # outside the session's directory: only a git project is snapshotted
         start = real if real.is_dir() else real.parent
-        found = next((d for d in (start, *start.parents) if (d / ".git").exists()), start)
+        found = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
     if found is None or found == Path("/") or found == home or not found.is_dir():
         return None
     return found

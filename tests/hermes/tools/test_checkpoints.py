@@ -166,3 +166,20 @@ def test_old_checkpoints_are_pruned_to_the_newest(tmp_path: Path) -> None:
 )
 def test_which_commands_are_destructive(command: str, destructive: bool) -> None:
     assert is_destructive(command) is destructive
+
+
+async def test_outside_the_working_directory_only_a_git_project_is_snapshotted(
+    registry: ToolRegistry, ctx: ToolContext, project: Path, tmp_path: Path
+) -> None:
+    service = CheckpointService(root=tmp_path / "cp")
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    git(other, "init", "-q")
+    now = turn(ctx, service)
+    await call(registry, now, "write_file", path=str(loose / "x.txt"), content="x\n")
+    await call(registry, now, "write_file", path=str(other / "lib" / "y.txt"), content="y\n")
+    assert await service.list(loose) == []
+    assert len(await service.list(other)) == 1
+    assert await service.list(project) == []  # nothing was written there
