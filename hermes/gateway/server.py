@@ -1,9 +1,12 @@
-"""The gateway: one listener, one actor per connection, WebSocket and HTTP on one port.
+"""The gateway: one listener, one task per connection, WebSocket and HTTP on one port.
 
     gateway          GatewayActor: binds the port, writes the endpoint file, spawns connections
-    |-- accept       Acceptor: the accept loop (casts each new stream to the gateway)
-    `-- conn-<n>     ConnectionActor: reads the head, checks the token, then serves
+    |-- accept       Acceptor task: the accept loop (casts each new stream to the gateway)
+    `-- conn-<n>     ConnectionActor task: reads the head, checks the token, then serves
                      a WebSocket (``WsClient``) or one HTTP request (``http_api``)
+
+The acceptor and the connections are one-shot tasks (``actors.Task``): the
+body runs from the spawn, and its end is the task's exit.
 
 A connection that fails (bad frames, a peer that vanished) ends only itself;
 its actor logs why. Every connection must present the token before anything
@@ -43,7 +46,7 @@ import attrs
 import trio
 import trio_websocket
 
-from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow, kill_all
+from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow, Task, kill_all
 from hermes.daemon.errors import RequestError, ShuttingDown
 from hermes.daemon.manager import Entry, ManagerClient, Status
 from hermes.daemon.security import token_matches
@@ -96,11 +99,6 @@ class NewConnection:
 
 
 @attrs.frozen(slots=True)
-class _Run:
-    pass
-
-
-@attrs.frozen(slots=True)
 class GetAddress(Call[tuple[str, int]]):
     pass
 
@@ -137,18 +135,19 @@ class Shared:
     """``StopInput`` came: new connections and requests are refused."""
 
 
-class Acceptor(Actor):
+class Acceptor(Task[None]):
+    """The accept loop; it never returns (an exit is the gateway's crash)."""
+
     def __init__(
         self, gateway: ActorRef, listeners: list[tuple[trio.SocketListener, bool]]
     ) -> None:
         self.gateway = gateway
         self.listeners = listeners
 
-    async def receive(self, message: object) -> None:
-        if isinstance(message, _Run):
-            async with trio.open_nursery() as nursery:
-                for listener, unix in self.listeners:
-                    nursery.start_soon(self._accept, listener, unix)
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for listener, unix in self.listeners:
+                nursery.start_soon(self._accept, listener, unix)
 
     async def _accept(self, listener: trio.SocketListener, unix: bool) -> None:
         while True:
@@ -210,10 +209,9 @@ class GatewayActor(Actor):
             gateway["max_unauthenticated"], gateway["max_connections"], gateway["owner_reserve"]
         )
         self.shared = Shared(self.settings, self.token, Methods(services), slots)
-        self.acceptor = await self.ctx.spawn(
+        self.acceptor = await self.ctx.spawn_task(
             Acceptor(self.ctx.self, kinds), name="accept", shutdown=0
         )
-        await self.acceptor.cast(_Run())
         status = await manager.call(Status())
         self._write_endpoint(status)
         self.ctx.start_task(self._close_clients_at_stop, name="close-clients")
@@ -333,7 +331,7 @@ class GatewayActor(Actor):
         handshake = trio.CancelScope()
         shared.slots.admit(conn, handshake, unix)
         try:
-            ref = await self.ctx.spawn(
+            await self.ctx.spawn_task(
                 ConnectionActor(stream, shared, conn, unix, handshake),
                 name=f"conn-{conn}",
                 shutdown=0,
@@ -342,7 +340,6 @@ class GatewayActor(Actor):
             shared.slots.release(conn)
             await trio.aclose_forcefully(stream)
             raise
-        await ref.cast(_Run())
 
     async def on_stop(self, reason: object) -> None:
         for listener in self.listeners:
@@ -353,8 +350,8 @@ class GatewayActor(Actor):
                 os.unlink(self.settings.paths.socket_file)
 
 
-class ConnectionActor(Actor):
-    """One client connection; its whole life runs in one ``receive``."""
+class ConnectionActor(Task[None]):
+    """One client connection; its whole life is the task's body."""
 
     mailbox = MailboxConfig(capacity=4, overflow=Overflow.FAIL)
 
@@ -373,9 +370,7 @@ class ConnectionActor(Actor):
         self.handshake = handshake
         """Cancelled by the gateway to drop this connection while it is the oldest handshake."""
 
-    async def receive(self, message: object) -> None:
-        if not isinstance(message, _Run):
-            return
+    async def run(self) -> None:
         try:
             await self._serve()
         except* (trio.BrokenResourceError, trio.ClosedResourceError, trio_websocket.HandshakeError):
@@ -385,7 +380,6 @@ class ConnectionActor(Actor):
         finally:
             self.shared.slots.release(self.conn)
             await trio.aclose_forcefully(self.stream)
-            self.ctx.stop()
 
     async def _serve(self) -> None:
         stream = self.stream
