@@ -28,6 +28,7 @@ temporary directory (its own XDG directories, the offline demo model):
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import statistics
@@ -79,8 +80,8 @@ class Runner:
 
     def timed(
         self, argv: Sequence[str], what: str, env: dict[str, str] | None = None
-    ) -> tuple[float, str]:
-        """Wall seconds of ``argv`` from exec to exit, and its stdout."""
+    ) -> tuple[float, str | None]:
+        """Wall seconds of ``argv`` from exec to exit, and its stdout (None if it failed)."""
         start = time.perf_counter()
         done = subprocess.run(
             list(argv),
@@ -96,19 +97,19 @@ class Runner:
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
             problem = f"{what} exited {done.returncode}: {' | '.join(tail)}"
             self.failures[problem] = self.failures.get(problem, 0) + 1
-        return elapsed, done.stdout
+        return elapsed, done.stdout if done.returncode == 0 else None
 
     @property
     def problems(self) -> list[str]:
         return [f"{p} ({n} times)" if n > 1 else p for p, n in self.failures.items()]
 
-    def hermes(self, *args: str, profile: bool = False) -> tuple[float, str]:
+    def hermes(self, *args: str, profile: bool = False) -> tuple[float, str | None]:
         """``hermes ARGS``; with ``profile``, it (and a daemon it starts) report imports."""
         env = {**self.env, "PYTHONPROFILEIMPORTTIME": "1"} if profile else self.env
         argv = [sys.executable, "-m", "hermes", *args]
         return self.timed(argv, "hermes " + " ".join(args), env)
 
-    def baseline(self, method: str, params: dict[str, Any]) -> tuple[float, str]:
+    def baseline(self, method: str, params: dict[str, Any]) -> tuple[float, str | None]:
         argv = [sys.executable, str(BASELINE), str(self.runtime_dir), method, json.dumps(params)]
         return self.timed(argv, f"baseline {method}")
 
@@ -133,18 +134,23 @@ def measure_ready(runner: Runner, reps: int) -> dict[str, list[float]]:
     runner.hermes("daemon", "start")  # the first start creates the database: not counted
     runner.hermes("daemon", "stop")
     ready, profiled, imports = [], [], []
-    for _ in range(reps):
-        ready.append(runner.hermes("daemon", "start")[0])
-        runner.hermes("daemon", "stop")
-        offset = out.stat().st_size
-        profiled.append(runner.hermes("daemon", "start", profile=True)[0])
+    for _ in range(reps):  # a start that failed is left out (its failure is reported)
+        elapsed, started = runner.hermes("daemon", "start")
+        if started is not None:
+            ready.append(elapsed)
+            runner.hermes("daemon", "stop")
+        offset = out.stat().st_size if out.exists() else 0
+        elapsed, started = runner.hermes("daemon", "start", profile=True)
+        if started is None:
+            continue
         with out.open("rb") as file:
             file.seek(offset)
             seconds = import_seconds(file.read().decode(errors="replace"))
         runner.hermes("daemon", "stop")
         if seconds is None:
             runner.failures[f"no ready line in {out}"] = 1
-            seconds = float("nan")
+            continue
+        profiled.append(elapsed)
         imports.append(seconds)
     return {"ready_s": ready, "profiled_ready_s": profiled, "imports_s": imports}
 
@@ -169,7 +175,8 @@ def measure_commands(runner: Runner, samples: int) -> dict[str, dict[str, list[f
             order = ["cli_s", "baseline_s"] if i % 2 == 0 else ["baseline_s", "cli_s"]
             for side in order:
                 run = runner.hermes(*args) if side == "cli_s" else runner.baseline(method, params)
-                times[name][side].append(run[0])
+                if run[1] is not None:  # a failed run is reported, not timed
+                    times[name][side].append(run[0])
     return times
 
 
@@ -192,20 +199,25 @@ def measure(quick: bool, reps: int) -> dict[str, Any]:
             )
     results: dict[str, Any] = {}
     for name, sides in commands.items():
-        cli, base = statistics.median(sides["cli_s"]), statistics.median(sides["baseline_s"])
+        cli, base = _median(sides["cli_s"]), _median(sides["baseline_s"])
         results[f"cli_{name}_ratio"] = cli / base
         results[f"cli_{name}_ms"] = cli * 1e3
         results[f"baseline_{name}_ms"] = base * 1e3
     over = [r - i for r, i in zip(ready["profiled_ready_s"], ready["imports_s"], strict=True)]
     results.update(
-        daemon_ready_s=statistics.median(ready["ready_s"]),
-        daemon_imports_s=statistics.median(ready["imports_s"]),
-        daemon_ready_over_imports_s=statistics.median(over),
+        daemon_ready_s=_median(ready["ready_s"]),
+        daemon_imports_s=_median(ready["imports_s"]),
+        daemon_ready_over_imports_s=_median(over),
     )
     results["targets_met"] = targets_met(results, TARGETS)
     results["problems"] = runner.problems
     results["details"] = {"samples": {**commands, "daemon": ready}, "sizes": [samples, starts]}
     return results
+
+
+def _median(values: list[float]) -> float:
+    """The median, NaN for no sample (every run of it failed: see ``problems``)."""
+    return statistics.median(values) if values else math.nan
 
 
 def render(results: dict[str, Any]) -> str:
