@@ -228,9 +228,11 @@ class SessionsManager(Actor):
         if self.memory is not None:
             self.registry.register(MemoryTool(self.memory.limits))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
-            from hermes.mcp.supervisor import McpSupervisor  # the SDK loads only when used
+            from hermes.mcp.sampling import Sampler  # the SDK loads only when used
+            from hermes.mcp.supervisor import McpSupervisor
 
-            mcp = McpSupervisor(config.mcp, self.registry)
+            sampler = Sampler(self.providers.client, self.providers.model)  # sessions' model
+            mcp = McpSupervisor(config.mcp, self.registry, sampler=sampler)
             await self.ctx.spawn(mcp, name="mcp", shutdown=30.0)
         self.event_log = EventLog(self.settings.config.get("gateway", "stored_events"))
         if self.event_log.enabled:  # before ``sup``: it stops after the sessions, writing theirs

@@ -30,6 +30,17 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 
 
+@attrs.frozen(slots=True)
+class SamplingConfig:
+    """A server's sampling limits (``sampling = { ... }``; Hermes' defaults)."""
+
+    enabled: bool = True
+    max_rpm: int = 10
+    allowed_models: tuple[str, ...] = ()
+    """Models a request may ask for; empty: any (it runs on the session's model either way)."""
+    max_tokens_cap: int = 4096
+
+
 @attrs.frozen(slots=True, kw_only=True)
 class ServerConfig:
     """One configured MCP server."""
@@ -55,6 +66,7 @@ class ServerConfig:
     trust: str = "trusted"
     parallel: bool = False
     """Its tools may run concurrently with each other and with reads in one batch."""
+    sampling: SamplingConfig = attrs.field(factory=SamplingConfig)
 
     @property
     def transport(self) -> str:
@@ -164,6 +176,7 @@ _KEYS: dict[str, Any] = {
     "connect_timeout": _seconds,
     "trust": _trust,
     "parallel": _bool,
+    "sampling": None,  # a table, checked below
 }
 _STDIO_ONLY = ("command", "args", "env", "cwd")
 _HTTP_ONLY = ("url", "headers")
@@ -217,8 +230,11 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
             errors.append(f"{where} {key}: unknown key (known: {', '.join(_KEYS)})")
             continue
         check = _KEYS[key]
-        if check is None:
+        if key == "tools":
             values.update(_tools_table(value, where, errors))
+            continue
+        if key == "sampling":
+            values["sampling"] = _sampling_table(value, where, errors)
             continue
         expected = check(value)
         if expected is not None:
@@ -259,6 +275,7 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
         connect_timeout=float(values.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)),
         trust=values.get("trust", "trusted"),
         parallel=values.get("parallel", False),
+        sampling=values.get("sampling") or SamplingConfig(),
     )
 
 
@@ -277,6 +294,39 @@ def _tools_table(value: Any, where: str, errors: list[str]) -> dict[str, Any]:
             continue
         out[key] = tuple(item)
     return out
+
+
+def _count(value: Any) -> str | None:
+    return None if type(value) is int and 1 <= value <= 1_000_000 else "an integer >= 1"
+
+
+_SAMPLING_KEYS: dict[str, Any] = {
+    "enabled": _bool,
+    "max_rpm": _count,
+    "allowed_models": _strings,
+    "max_tokens_cap": _count,
+}
+
+
+def _sampling_table(value: Any, where: str, errors: list[str]) -> SamplingConfig | None:
+    if not isinstance(value, dict):
+        errors.append(
+            f"{where} sampling: expected a table ({', '.join(_SAMPLING_KEYS)}), "
+            f"got {_describe(value)}"
+        )
+        return None
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        check = _SAMPLING_KEYS.get(key)
+        if check is None:
+            errors.append(
+                f"{where} sampling.{key}: unknown key (known: {', '.join(_SAMPLING_KEYS)})"
+            )
+        elif (expected := check(item)) is not None:
+            errors.append(f"{where} sampling.{key}: expected {expected}, got {_describe(item)}")
+        else:
+            out[key] = tuple(item) if key == "allowed_models" else item
+    return SamplingConfig(**out)
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

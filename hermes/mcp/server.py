@@ -43,6 +43,7 @@ from supervisors import Backoff
 from .config import MissingVariable, ServerConfig, expand
 from .link import ServerLink
 from .osv import OsvChecker, launched_package
+from .sampling import SamplingGate
 from .stdio import Exited, Streams, resolve_command, stdio_transport
 from .tools import McpTool, schema_problem, tool_name
 
@@ -87,12 +88,14 @@ class McpServerActor(Actor):
         environ: Mapping[str, str],
         options: McpOptions,
         osv: OsvChecker | None = None,
+        sampling: SamplingGate | None = None,
     ) -> None:
         self.link = link
         self.registry = registry
         self.environ = environ
         self.options = options
         self.osv = osv
+        self.sampling = sampling
         self._wake = trio.Event()
         self._refresh = False
 
@@ -178,6 +181,12 @@ class McpServerActor(Actor):
         )
         return types.ElicitResult(action="decline")
 
+    async def _sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        assert self.sampling is not None
+        return await self.sampling(params)
+
     async def _connect_once(self) -> str:
         try:
             return await self._connect(self.link.config)
@@ -202,6 +211,7 @@ class McpServerActor(Actor):
                         write,
                         message_handler=self._on_message,
                         elicitation_callback=self._elicit,
+                        sampling_callback=self._sample if self.sampling is not None else None,
                         client_info=CLIENT_INFO,
                     ) as session,
                 ):

@@ -20,6 +20,7 @@ from supervisors import Backoff, ChildSpec, Strategy, Supervisor, SupervisorFlag
 from .config import McpConfig
 from .link import ServerLink
 from .osv import OsvChecker
+from .sampling import Sampler, SamplingGate
 from .server import McpOptions, McpServerActor
 
 RESTART_BACKOFF = Backoff(min=0.5, max=30.0)
@@ -35,17 +36,18 @@ class McpSupervisor(Supervisor):
         *,
         environ: Mapping[str, str] | None = None,
         options: McpOptions | None = None,
+        sampler: Sampler | None = None,
     ) -> None:
         environ = dict(os.environ if environ is None else environ)
         options = options or McpOptions()
         self.osv = OsvChecker(config.osv_url) if config.osv_check else None
         """Shared by every server, so its cache outlives an actor's restart."""
         self.links: dict[str, ServerLink] = {s.name: ServerLink(config=s) for s in config.enabled}
-        specs = [
+        specs = [  # links and sampling gates made once: a restarted actor keeps them
             ChildSpec(
                 name,
                 McpServerActor,
-                args=(link, registry, environ, options, self.osv),
+                args=(link, registry, environ, options, self.osv, self._gate(link, sampler)),
                 shutdown=McpServerActor.shutdown_budget,
             )
             for name, link in self.links.items()
@@ -59,3 +61,10 @@ class McpSupervisor(Supervisor):
                 backoff=RESTART_BACKOFF,
             ),
         )
+
+    @staticmethod
+    def _gate(link: ServerLink, sampler: Sampler | None) -> SamplingGate | None:
+        """The server's sampling gate, or None: sampling off, or no model to lend."""
+        if sampler is None or not link.config.sampling.enabled:
+            return None
+        return SamplingGate(link.name, link.config.sampling, sampler)

@@ -14,6 +14,7 @@ from actors import ActorRef, ActorSystem
 from hermes.fake import FakeProvider, open_fake_provider
 from hermes.mcp import McpConfig, parse_mcp
 from hermes.mcp.link import ServerLink
+from hermes.mcp.sampling import Sampler
 from hermes.mcp.server import McpOptions
 from hermes.mcp.supervisor import McpSupervisor
 from hermes.model import ModelClient, RetryPolicy
@@ -76,12 +77,13 @@ def start_mcp(system: ActorSystem) -> StartMcp:
         servers: dict[str, dict[str, Any]],
         registry: ToolRegistry | None = None,
         environ: dict[str, str] | None = None,
+        sampler: Sampler | None = None,
         **top: Any,
     ) -> Running:
         registry = ToolRegistry() if registry is None else registry
         top.setdefault("osv_check", False)  # the tests that want it point it at a local fake
         config = mcp_config(servers, **top)
-        sup = McpSupervisor(config, registry, environ=environ, options=OPTIONS)
+        sup = McpSupervisor(config, registry, environ=environ, options=OPTIONS, sampler=sampler)
         ref = await system.spawn(sup, name="mcp")
         return Running(sup, ref, registry)
 

@@ -97,6 +97,26 @@ async def steps(ctx: Context) -> str:
 
 
 @app.tool()
+async def sample(prompt: str, ctx: Context, max_tokens: int = 100, model: str = "") -> str:
+    """Ask the client's model (sampling); answer its reply, or the error."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import ModelHint, ModelPreferences, SamplingMessage
+
+    prefs = ModelPreferences(hints=[ModelHint(name=model)]) if model else None
+    try:
+        result = await ctx.session.create_message(
+            [SamplingMessage(role="user", content=TextContent(text=prompt))],
+            max_tokens=max_tokens,
+            system_prompt="Answer briefly.",
+            model_preferences=prefs,
+        )
+    except MCPError as exc:
+        return f"sampling error: {exc.error.message}"
+    text = result.content.text if isinstance(result.content, TextContent) else "?"
+    return f"sampled ({result.model}, {result.stop_reason}): {text}"
+
+
+@app.tool()
 def garbage() -> str:
     """Write a line that is not JSON-RPC to stdout, then answer normally."""
     sys.stdout.write("this is not json\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hermes.daemon.config import ConfigError, load_config, reload_changes
+from hermes.mcp.config import SamplingConfig
 
 
 def load(tmp_path: Path, text: str) -> object:
@@ -25,6 +26,7 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         "env = { GITHUB_TOKEN = '${GITHUB_TOKEN}', PATH = '${PATH}' }\n"
         "tools = { exclude = ['delete_repo'] }\n"
         "timeout = 30\nparallel = true\n"
+        "sampling = { max_rpm = 3, allowed_models = ['claude-haiku'] }\n"
         "[mcp.servers.docs]\n"
         "url = 'https://mcp.example.com/mcp'\n"
         "headers = { Authorization = 'Bearer ${DOCS_TOKEN}' }\n"
@@ -39,6 +41,9 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
     assert dict(github.env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "PATH": "${PATH}"}
     assert github.exclude == ("delete_repo",) and github.include is None
     assert github.offers("create_issue") and not github.offers("delete_repo")
+    assert (github.sampling.max_rpm, github.sampling.allowed_models) == (3, ("claude-haiku",))
+    assert (github.sampling.enabled, github.sampling.max_tokens_cap) == (True, 4096)
+    assert docs.sampling == SamplingConfig()
     assert (github.timeout, github.connect_timeout, github.trust, github.parallel) == (
         30.0,
         60.0,
@@ -64,7 +69,16 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         (
             "[mcp.servers.gh]\ncommand = 'x'\ncomand = 'y'\n",
             "[mcp.servers.gh] comand: unknown key (known: command, args, env, cwd, url, headers, "
-            "enabled, tools, timeout, connect_timeout, trust, parallel)",
+            "enabled, tools, timeout, connect_timeout, trust, parallel, sampling)",
+        ),
+        (
+            "[mcp.servers.gh]\ncommand = 'x'\nsampling = { max_rpm = 0 }\n",
+            "[mcp.servers.gh] sampling.max_rpm: expected an integer >= 1, got integer 0",
+        ),
+        (
+            "[mcp.servers.gh]\ncommand = 'x'\nsampling = { rpm = 5 }\n",
+            "[mcp.servers.gh] sampling.rpm: unknown key (known: enabled, max_rpm, "
+            "allowed_models, max_tokens_cap)",
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\ntimeout = 'soon'\n",
