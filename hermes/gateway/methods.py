@@ -67,6 +67,7 @@ from hermes.store import ProcessRecord, StoreClient, StoreError
 from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
 
+from .checkpoint_methods import checkpoint_methods
 from .heap_methods import heap_methods
 from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
@@ -148,6 +149,7 @@ class Methods:
             "process.kill": self.process_kill,
             "session.compress": self.session_compress,
             **memory_methods(services.memory),
+            **checkpoint_methods(services.settings, self.entry),
             **heap_methods(),
             **mcp_methods(services.system, services.root_path),
         }

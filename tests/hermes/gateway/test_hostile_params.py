@@ -194,6 +194,9 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "subagent.steer": ("session", "subagent", "text"),
     "subagent.stop": ("session", "subagent", "reason"), "process.list": ("session",),
     "process.kill": ("session", "process"), "mcp.list": (), "mcp.test": ("name",),
+    "mcp.enable": ("name",), "mcp.disable": ("name",),
+    "checkpoint.list": ("dir",), "checkpoint.diff": ("dir", "number"),
+    "checkpoint.restore": ("dir", "number", "session"),
     "events.subscribe": ("session", "since", "epoch", "approvals"),
     "events.unsubscribe": ("session",),
 }  # fmt: skip
