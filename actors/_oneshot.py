@@ -85,8 +85,8 @@ class Task(Actor, Generic[R]):
 
     ``self.ctx`` is set as for any actor; class attributes (``trap_exits``,
     ``mailbox``, ``shutdown_budget``) mean what they mean on ``Actor``. The body
-    runs as the actor's handler of the one message it sends itself, so it is
-    the actor's own work: cancelled by a kill, and an actor that does not end
+    runs as the actor's handler of the one message queued for it at its spawn,
+    so it is the actor's own work: cancelled by a kill, and an actor that does not end
     when cancelled is reported unkillable, as any handler would be. A task
     handles no other message: notices that reach it while it runs (``Exit``
     of its children when it traps exits) are dropped after it. Spawn it with
@@ -210,6 +210,8 @@ async def spawn_task_in(
     link: bool,
 ) -> TaskRef[R]:
     """Spawn ``task`` under ``parent`` (None: top level) and start its body."""
+    if hasattr(task, "_outcome"):  # checked before its first spawn's outcome is replaced
+        raise ValueError(f"{type(task).__name__} instance was already spawned; make a new one")
     outcome = _Outcome(unlinked=not link)
     task._outcome = outcome
     ref = await system.spawn_in(

@@ -319,9 +319,10 @@ async def test_spawn_task_refuses_what_is_not_a_task_or_function(system: ActorSy
     with pytest.raises(TypeError, match="a Task instance or an async function"):
         await system.spawn_task(Owner())  # type: ignore[arg-type]
     task = Fanout([])
-    assert await (await system.spawn_task(task, name="once")).result() == []
+    first = await system.spawn_task(task, name="once")
     with pytest.raises(ValueError, match="already spawned"):
         await system.spawn_task(task)
+    assert await first.result() == []  # the refused spawn did not take its result
 
 
 # -- types ------------------------------------------------------------------------------
