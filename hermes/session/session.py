@@ -61,7 +61,7 @@ from hermes.processes import (
     describe_leftovers,
     spawn_process_registry,
 )
-from hermes.store import SessionNotFound, StoreError
+from hermes.store import SessionNotFound, StoreError, flag_queries
 from hermes.tools import (
     ApprovalMode,
     ApprovalSession,
@@ -226,16 +226,28 @@ class SessionActor(Actor):
             charge=self._charge_usage,
         )
         self.processes = await self._start_processes()
+        recorded_yolo = await self._recorded_yolo()
         self.tools_ctx = ToolContext.create(
             self.config.cwd,
             self.config.spill_dir,
             services=self._services(),
             environ=self.deps.environ,
-            approvals=self._approval_session(),
+            approvals=self._approval_session(recorded_yolo),
         )
         await self._start_children()
 
-    def _approval_session(self) -> ApprovalSession:
+    async def _recorded_yolo(self) -> bool:
+        """The yolo switch a person set on this session before (it survives restarts)."""
+        assert self.session_id is not None
+        try:
+            return await self.deps.store.request(
+                flag_queries.GetYolo(self.session_id), timeout=self.config.store_timeout
+            )
+        except StoreError as error:
+            log.warning("session %s: its yolo switch could not be read: %s", self.session_id, error)
+            return False
+
+    def _approval_session(self, recorded_yolo: bool = False) -> ApprovalSession:
         config, deps = self.config, self.deps
         mode = ApprovalMode(config.approval_mode)
         judge = (
@@ -246,7 +258,7 @@ class SessionActor(Actor):
             else None
         )
         return ApprovalSession(
-            yolo=config.yolo,
+            yolo=config.yolo or recorded_yolo,
             timeout=config.approval_timeout,
             allowlist=set(deps.allowlist),
             allowlist_source=deps.allowlist_source,
@@ -254,6 +266,16 @@ class SessionActor(Actor):
             mode=mode,
             judge=judge,
         )
+
+    async def _record_yolo(self, on: bool) -> None:
+        """Keep the switch in the store, so a restarted session has it (a failure is logged)."""
+        assert self.session_id is not None
+        try:
+            await self.deps.store.request(
+                flag_queries.SetYolo(self.session_id, on), timeout=self.config.store_timeout
+            )
+        except StoreError as error:
+            log.warning("session %s: its yolo switch was not saved: %s", self.session_id, error)
 
     def _services(self) -> dict[type, object]:
         assert self.session_id is not None
@@ -433,6 +455,7 @@ class SessionActor(Actor):
             return self.hub
         if isinstance(message, SetYolo):
             self.tools_ctx.approvals.yolo = bool(message.on)  # read by the gate at each command
+            await self._record_yolo(bool(message.on))
             return self.tools_ctx.approvals.yolo
         if isinstance(message, RespondApproval):
             self.approvals.respond(message.request_id, message.choice)

@@ -19,7 +19,7 @@ import apsw
 from hermes.codec import CodecError, unpack_blocks
 from hermes.model.types import Message, Role
 
-from . import compaction_queries, delegation_queries, event_queries, process_queries
+from . import compaction_queries, delegation_queries, event_queries, flag_queries, process_queries
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -535,4 +535,6 @@ _HANDLERS: dict[type[Request[Any]], Callable[[apsw.Connection, Any, Abort], Any]
     event_queries.AppendEvents: event_queries.append_events,
     event_queries.ReadEvents: event_queries.read_events,
     event_queries.LastEventSeq: event_queries.last_event_seq,
+    flag_queries.SetYolo: flag_queries.set_yolo,
+    flag_queries.GetYolo: flag_queries.get_yolo,
 }

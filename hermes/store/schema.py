@@ -228,6 +228,13 @@ CREATE INDEX processes_of_tool_calls ON processes (session_id, tool_use_id)
     WHERE tool_use_id IS NOT NULL;
 """
 
+_V8 = """
+CREATE TABLE session_flags (
+    session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions (id),
+    yolo INTEGER NOT NULL DEFAULT 0 CHECK (yolo IN (0, 1))
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -236,6 +243,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "context compaction (archived rows, compaction records)", _V5),
     Migration(6, "full-text index in batches (fts_pending queue)", _V6),
     Migration(7, "foreground tool process groups (processes.tool_use_id)", _V7),
+    Migration(8, "session flags (the yolo switch survives restarts)", _V8),
 )
 """Every schema change ever made, in order; append, never edit."""
 
