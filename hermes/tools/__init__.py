@@ -18,6 +18,9 @@
 | ``danger_rules.py`` | the gate's tables: the hardline floor, the dangerous list |
 | ``approval.py`` | the approval decision |
 | ``guard/`` | the path policy of every tool that touches files; per-session read state |
+| ``smart.py`` | smart approvals: approval modes, the model judge |
+| ``sudo.py`` | ``sudo -S`` without a configured password, refused |
+| ``checkpoint/`` | snapshots of working directories in shadow git repositories |
 | ``builtin/`` | terminal, read_file, write_file, patch, search_files |
 """
 
