@@ -54,12 +54,14 @@ def test_the_control_commands_never_import_the_sdk_the_store_or_sessions(tmp_pat
 
         session_id = trio.run(new_session)
         commands = [
+            ["daemon", "start"],  # one runs: says so
             ["daemon", "status"],
             ["sessions"],
             ["cancel", session_id],
             ["stop", "--hard", session_id],
             ["tree"],
             ["ps"],
+            ["orphans"],
             ["search", "hello"],
             ["logs", "-n", "1"],
             ["daemon", "stop"],
@@ -79,6 +81,7 @@ def test_the_control_commands_never_import_the_sdk_the_store_or_sessions(tmp_pat
             " ".join(args): 0 for args in commands
         }, run.stderr
         assert f"{session_id} was idle" in run.stdout
+        assert f"already running (pid {endpoint.pid})" in run.stdout
         assert "hermes daemon stopped" in run.stdout
         forbidden = loaded_forbidden(probe["modules"])
         assert forbidden == [], f"{len(forbidden)} forbidden modules loaded: {forbidden[:8]}"
