@@ -1,4 +1,4 @@
-"""``hermes mcp list`` and ``hermes mcp test NAME``: the daemon's MCP servers (docs/mcp.md)."""
+"""``hermes mcp list|test|enable|disable``: the daemon's MCP servers (docs/mcp.md)."""
 
 from __future__ import annotations
 
@@ -60,3 +60,19 @@ def test_server(name: str, as_json: bool) -> None:
         click.echo(f"{name}: {row['state']}: {row.get('reason') or 'not connected'}")
     if not row["ok"]:
         raise SystemExit(1)
+
+
+@mcp.command("enable")
+@click.argument("name")
+def enable(name: str) -> None:
+    """Start a disabled server again (its tools come back once it has listed them)."""
+    row: dict[str, Any] = run_async(lambda: call_daemon("mcp.enable", name=name))
+    click.echo(f"{name}: {row['state']}")
+
+
+@mcp.command("disable")
+@click.argument("name")
+def disable(name: str) -> None:
+    """Stop a server until enabled again: its process is stopped and its tools removed."""
+    row: dict[str, Any] = run_async(lambda: call_daemon("mcp.disable", name=name))
+    click.echo(f"{name}: {row['state']}")

@@ -206,6 +206,9 @@ async def _read_body(
     return value
 
 
+_MCP_VERBS = {"test": "mcp.test", "enable": "mcp.enable", "disable": "mcp.disable"}
+
+
 def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     parts = [p for p in head.path.split("/") if p]
     verb = head.method
@@ -227,8 +230,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return "process.list", {}
     if verb == "GET" and parts == ["mcp"]:
         return "mcp.list", {}
-    if verb == "POST" and len(parts) == 3 and parts[0] == "mcp" and parts[2] == "test":
-        return "mcp.test", {"name": parts[1]}
+    if verb == "POST" and len(parts) == 3 and parts[0] == "mcp" and parts[2] in _MCP_VERBS:
+        return _MCP_VERBS[parts[2]], {"name": parts[1]}
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
     if len(parts) >= 2 and parts[0] == "sessions":

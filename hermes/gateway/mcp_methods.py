@@ -1,4 +1,4 @@
-"""``mcp.list`` and ``mcp.test``: the MCP servers' state (``hermes mcp list``, ``hermes mcp test``).
+"""``mcp.list``, ``mcp.test``, ``mcp.enable``, ``mcp.disable``: the daemon's MCP servers.
 
 The servers are the children of ``<root>/sessions/mcp`` (``hermes/mcp``); with
 no server configured there is no such actor and ``mcp.list`` answers ``[]``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors import ActorSystem
+from actors import ActorRef, ActorSystem
 from hermes.daemon.errors import NotFound
 from supervisors import ChildInfo, SupervisorClient
 
@@ -37,16 +37,34 @@ def mcp_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
             rows.append(await child.ref.call(GetStatus(), timeout=MCP_CALL_TIMEOUT))
         return rows
 
-    async def mcp_test(p: Params) -> Any:
-        name = p.text("name")
-        p.done()
-        from hermes.mcp.server import TestServer
-
+    async def server(name: str) -> ActorRef:
         known = await servers()
         found = [c.ref for c in known if c.id == name and c.ref is not None]
         if not found:
             listed = ", ".join(c.id for c in known) or "none configured"
             raise NotFound(f"no running MCP server {name!r} (servers: {listed})")
-        return await found[0].call(TestServer(), timeout=MCP_CALL_TIMEOUT)
+        return found[0]
 
-    return {"mcp.list": mcp_list, "mcp.test": mcp_test}
+    async def mcp_test(p: Params) -> Any:
+        name = p.text("name")
+        p.done()
+        from hermes.mcp.server import TestServer
+
+        return await (await server(name)).call(TestServer(), timeout=MCP_CALL_TIMEOUT)
+
+    def switch(on: bool) -> Method:
+        async def handler(p: Params) -> Any:
+            name = p.text("name")
+            p.done()
+            from hermes.mcp.server import SetEnabled
+
+            return await (await server(name)).call(SetEnabled(on), timeout=MCP_CALL_TIMEOUT)
+
+        return handler
+
+    return {
+        "mcp.list": mcp_list,
+        "mcp.test": mcp_test,
+        "mcp.enable": switch(True),
+        "mcp.disable": switch(False),
+    }

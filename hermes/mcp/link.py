@@ -20,7 +20,7 @@ from .config import ServerConfig
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
-STATES = ("starting", "ready", "down", "stopped")
+STATES = ("starting", "ready", "down", "disabled", "stopped")
 
 
 @attrs.define(slots=True, kw_only=True)
@@ -73,7 +73,18 @@ class ServerLink:
         self._changed()
 
     def stopped(self) -> None:
-        self.state, self.session, self.retry_at = "stopped", None, None
+        if self.state != "disabled":
+            self.state = "stopped"
+        self.session, self.retry_at, self.pid = None, None, None
+        self._changed()
+
+    def disable(self) -> None:
+        self.state, self.session, self.retry_at, self.pid = "disabled", None, None, None
+        self.tools = ()
+        self._changed()
+
+    def enable(self) -> None:
+        self.state, self.reason = "starting", ""
         self._changed()
 
     def set_tools(self, tools: tuple[str, ...], skipped: tuple[str, ...]) -> None:
@@ -85,8 +96,8 @@ class ServerLink:
         name = self.config.name
         if self.state == "starting":
             return f"MCP server '{name}' is unavailable (still connecting); try again shortly."
-        if self.state == "stopped":
-            return f"MCP server '{name}' is unavailable (stopped)."
+        if self.state in ("stopped", "disabled"):
+            return f"MCP server '{name}' is unavailable ({self.state})."
         reason = self.reason or "not connected"
         if self.retry_at is None:
             return f"MCP server '{name}' is unavailable ({reason})."

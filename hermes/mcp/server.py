@@ -36,7 +36,7 @@ import trio
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
-from actors import Actor, Call, ExitReason
+from actors import Actor, Call, ExitReason, OwnedTask
 from hermes.tools import ToolRegistry
 from supervisors import Backoff
 
@@ -72,6 +72,13 @@ class GetStatus(Call[dict[str, object]]):
 
 
 @attrs.frozen(slots=True)
+class SetEnabled(Call[dict[str, object]]):
+    """Enable or disable the server at run time; answers its state."""
+
+    on: bool
+
+
+@attrs.frozen(slots=True)
 class TestServer(Call[dict[str, object]]):
     """Ping and list on the live connection, with timings; the state when it is down."""
 
@@ -98,16 +105,39 @@ class McpServerActor(Actor):
         self.sampling = sampling
         self._wake = trio.Event()
         self._refresh = False
+        self._task: OwnedTask | None = None
 
     async def on_start(self) -> None:
-        self.ctx.start_task(self._run, name="connection")
+        if self.link.state != "disabled":  # a restarted actor of a disabled server stays off
+            self.link.enable()
+            self._task = self.ctx.start_task(self._run, name="connection")
 
     async def receive(self, message: object) -> object:
         if isinstance(message, GetStatus):
             return self.link.snapshot()
         if isinstance(message, TestServer):
             return await self._test()
+        if isinstance(message, SetEnabled):
+            await self._set_enabled(message.on)
+            return self.link.snapshot()
         return None
+
+    async def _set_enabled(self, on: bool) -> None:
+        """Disable: end the connection (the server stopped and reaped), remove the tools."""
+        running = self._task is not None and not self._task.done
+        if on and not running:
+            self.link.enable()
+            self._task = self.ctx.start_task(self._run, name="connection")
+            log.info("MCP server %s enabled", self.link.name)
+        elif not on and self.link.state != "disabled":
+            if self._task is not None:
+                self._task.cancel()
+                await self._task.wait()
+            for tool in list(self.registry):
+                if _ours(tool, self.link):
+                    self.registry.unregister(tool.name)
+            self.link.disable()
+            log.info("MCP server %s disabled", self.link.name)
 
     async def _test(self) -> dict[str, object]:
         """One ping and one listing on the live connection, timed (``hermes mcp test``)."""

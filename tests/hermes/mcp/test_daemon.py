@@ -65,6 +65,15 @@ def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path
         missing = daemon.cli("mcp", "test", "nosuch")
         assert missing.returncode == 1
         assert "not_found: no running MCP server 'nosuch' (servers: good, broken)" in missing.stderr
+        disabled = daemon.cli("mcp", "disable", "good")
+        assert (disabled.returncode, disabled.stdout) == (0, "good: disabled\n"), disabled.stderr
+        assert processes_with(state) == []
+        enabled = daemon.cli("mcp", "enable", "good")
+        assert enabled.returncode == 0 and enabled.stdout.startswith("good: "), enabled.stderr
+        deadline = time.monotonic() + STARTUP_BOUND
+        while time.monotonic() < deadline and len(processes_with(state)) != 1:
+            time.sleep(0.1)
+        assert len(processes_with(state)) == 1
         done = daemon.cli("send", "hello there", "--json")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["reason"] == "completed"
@@ -75,5 +84,6 @@ def test_mcp_list_says_when_no_server_is_configured(tmp_path: Path) -> None:
     with running_daemon(tmp_path) as daemon:
         listed = daemon.cli("mcp", "list")
         assert listed.returncode == 0, listed.stderr
-        assert listed.stdout.startswith("no MCP servers (add [mcp.servers.NAME]")
-        assert json.loads(daemon.cli("mcp", "list", "--json").stdout) == []
+        assert listed.stdout.startswith("no MCP servers (add [mcp.servers.NAME]"), listed
+        as_json = daemon.cli("mcp", "list", "--json")
+        assert json.loads(as_json.stdout) == [], as_json

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors import ActorSystem
 from hermes.mcp.link import ServerLink
+from hermes.mcp.server import SetEnabled
 from hermes.tools import (
     ApprovalChoice,
     ApprovalRequest,
@@ -403,3 +405,29 @@ async def test_elicitation_is_declined_and_progress_is_reported(
     assert result.outcome.content == "stepped"
     outputs = [(p.call_id, p.text) for p in seen if p.kind == "output"]
     assert outputs == [("toolu_p", f"{n}/3 step {n}") for n in (1, 2, 3)]
+
+
+async def test_a_server_is_disabled_and_enabled_at_run_time(
+    system: ActorSystem, start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"t": stdio(), "other": stdio()})
+    link = mcp.link("t")
+    await wait_until(link, ready)
+    await wait_until(mcp.link("other"), ready)
+    ref = system.lookup(f"{mcp.ref.path}/t")
+    assert ref is not None
+    with trio.fail_after(30):
+        row = await ref.call(SetEnabled(False))
+    assert row["state"] == "disabled" and row["tools"] == []
+    assert server_pids(link) == []  # its process was stopped and reaped
+    assert not any(n.startswith("mcp_t_") for n in mcp.registry.names())
+    assert "mcp_other_echo" in mcp.registry.names()  # the other server is untouched
+    assert mcp.link("other").connects == 1
+
+    with trio.fail_after(30):
+        row = await ref.call(SetEnabled(True))
+    assert row["state"] in ("starting", "ready")
+    await wait_until(link, ready)
+    assert link.connects == 2
+    text, _, _ = await call(mcp.registry, tmp_path, "mcp_t_echo", {"text": "back"})
+    assert text == "echo: back"
