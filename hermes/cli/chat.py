@@ -1,206 +1,232 @@
-"""``hermes chat``: an interactive chat with a session, through the daemon."""
+"""``hermes chat``: an interactive chat with a session, through the daemon.
+
+The loop here wires three parts together: the input (``chat_input``: a
+prompt_toolkit editor on a terminal, plain lines otherwise), the output
+(``chat_render``: rich on a terminal, plain for scripts and ``--plain``) and the
+slash commands (``chat_commands``). prompt_toolkit and rich are imported only here,
+on the chat path, so the control commands stay fast.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
-import time
 from typing import Any
 
 import click
 
-from .app import daemon_endpoint, main, run_async
-from .commands import render_tree, wait_turn
+from .app import daemon_endpoint, daemon_paths, main, run_async
+from .commands import wait_turn
 
 
 @main.command("chat")
 @click.argument("prompt", required=False)
 @click.option("--session", "session_id", default=None, help="Resume this session.")
-def chat(prompt: str | None, session_id: str | None) -> None:
+@click.option(
+    "--plain", is_flag=True, help="Plain text output (the default when stdout is not a terminal)."
+)
+def chat(prompt: str | None, session_id: str | None, plain: bool) -> None:
     """Chat with the agent: streams the answer, shows tools, asks approvals inline.
 
-    With PROMPT, runs that one turn and exits. Ctrl+C interrupts the turn;
-    twice within 2 s exits. Starts the daemon if none runs.
+    With PROMPT, runs that one turn and exits. Ctrl+C interrupts the turn (twice
+    within 1 s cancels it, a third time leaves); Ctrl+D leaves; /help lists the
+    commands. Starts the daemon if none runs.
     """
-    endpoint = daemon_endpoint(start=True)
-    code = run_async(lambda: _chat(endpoint, prompt, session_id))
+    editor = prompt is None and sys.stdin.isatty() and sys.stdout.isatty()
+    plain = plain or not sys.stdout.isatty() or os.environ.get("TERM") == "dumb"
+    with contextlib.ExitStack() as stack:
+        if editor:  # from the start, so keys typed early reach the prompt as keys
+            from .chat_input import raw_terminal
+
+            stack.enter_context(raw_terminal())
+        endpoint = daemon_endpoint(start=True)
+        code = run_async(lambda: _chat(endpoint, prompt, session_id, plain, editor))
     sys.exit(code)
 
 
-async def _chat(endpoint: Any, prompt: str | None, session_id: str | None) -> int:
+async def _chat(
+    endpoint: Any, prompt: str | None, session_id: str | None, plain: bool, use_editor: bool
+) -> int:
     import trio
 
     from hermes.gateway.client import GatewayError, connect
 
+    from .chat_commands import ChatContext, refresh_sessions
+    from .chat_state import ChatState
+
     async with connect(endpoint) as client:
         status = await client.call("daemon.status")
         if session_id is None:
-            session_id = (
-                await client.call("session.create", title=prompt[:60] if prompt else None)
-            )["id"]
+            title = prompt[:60] if prompt else None
+            session_id = (await client.call("session.create", title=title))["id"]
         else:
             await client.call("session.resume", session=session_id)
-        sid: str = session_id
-        if status["demo"]:
-            click.echo(
-                f"[offline demo model {status['model']}: set ANTHROPIC_API_KEY for Claude]",
-                err=True,
+        state = ChatState(session=session_id, model=str(status.get("model") or ""))
+        actions_send, actions = trio.open_memory_channel[tuple[Any, ...]](64)
+        token = trio.lowlevel.current_trio_token()
+
+        def post(action: tuple[Any, ...]) -> None:  # from the prompt's thread
+            token.run_sync_soon(_post_nowait, actions_send, action)
+
+        reader: Any = None
+        if use_editor:
+            from .chat_input import PromptInput, history_path
+
+            ctx_holder: list[ChatContext] = []
+            reader = PromptInput(
+                state,
+                history_path(daemon_paths().data_dir),
+                post,
+                lambda: ctx_holder[0].sessions if ctx_holder else [],
             )
-        click.echo(f"[session {sid}]", err=True)
-        await client.call("events.subscribe", session=sid, approvals=True)
-        state = _ChatState()
+        out = _renderer(plain, state, live=prompt is not None, file=getattr(reader, "stdout", None))
+        ctx = ChatContext(client=client, state=state, out=out)
+        if use_editor:
+            ctx_holder.append(ctx)
+        try:
+            if status["demo"]:
+                out.note(f"offline demo model {status['model']}: set ANTHROPIC_API_KEY for Claude")
+            out.note(f"session {session_id}")
+            await client.call("events.subscribe", session=session_id, approvals=True)
+            with contextlib.suppress(GatewayError):
+                await refresh_sessions(ctx)
+            return await _run(ctx, prompt, reader, actions)
+        finally:
+            out.close()
+            if reader is not None:
+                reader.close()
 
-        async def on_signals() -> None:
-            with trio.open_signal_receiver(signal.SIGINT) as signals:
-                async for _ in signals:
-                    now = time.monotonic()
-                    if now - state.last_sigint < 2.0:
-                        state.code = 130
-                        state.done.set()
-                        return
-                    state.last_sigint = now
-                    click.echo("\n[^C: interrupting; again within 2 s to exit]", err=True)
-                    with contextlib.suppress(GatewayError):
-                        await client.call("interrupt", session=sid)
 
-        def render(event: dict[str, Any]) -> None:
-            kind, payload = event["type"], event.get("payload") or {}
-            if kind == "text.delta":
-                click.echo(payload["text"], nl=False)
-            elif kind == "tool.started":
-                click.echo(f"\n[tool {payload['name']} {payload['call_id']}]", err=True)
-            elif kind == "tool.completed":
-                click.echo(f"[tool {payload['name']}: {payload['status']}]", err=True)
-            elif kind == "approval.requested":
-                click.echo(
-                    f"\n[approval {payload['request_id']}: {payload['command']} "
-                    f"({payload['reasons']}) - answer /approve {payload['request_id']} "
-                    "once|session|always|deny]",
-                    err=True,
-                )
-            elif kind == "error.occurred":
-                click.echo(f"\n[error: {payload['message']}]", err=True)
-            elif kind == "message.completed" and payload.get("text"):
-                click.echo("")
-            elif kind == "turn.completed" and payload["reason"] != "completed":
-                click.echo(f"\n[turn {payload['turn']} {payload['reason']}]", err=True)
-            elif kind == "events.dropped":
-                click.echo(f"\n[{payload.get('count')} events dropped]", err=True)
-            else:
-                note = context_note(kind, payload)
-                if note:
-                    click.echo(note, err=True)
+def _post_nowait(channel: Any, action: tuple[Any, ...]) -> None:
+    import trio
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(on_signals)
+    with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+        channel.send_nowait(action)
 
-            async def stop_when_done() -> None:
-                await state.done.wait()
-                nursery.cancel_scope.cancel()
 
-            nursery.start_soon(stop_when_done)
-            if prompt is not None:
-                accepted = await client.call("prompt.submit", session=sid, text=prompt)
-                end = await wait_turn(client, accepted, prompt, render)
-                state.code = 0 if end["reason"] in ("completed", "interrupted") else 1
-                nursery.cancel_scope.cancel()
-                return state.code
+def _renderer(plain: bool, state: Any, live: bool, file: Any) -> Any:
+    from .chat_render import PlainRenderer, RichRenderer
 
-            async def printer() -> None:
-                async for event in client.events:
-                    render(event)
+    if plain:
+        return PlainRenderer(out=file, err=file)
+    from rich.console import Console
 
-            nursery.start_soon(printer)
-            while True:
-                line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-                if not line:
-                    break
-                text = line.strip()
-                if not text:
-                    continue
-                try:
-                    if await _slash(client, sid, text):
-                        break
-                except GatewayError as exc:
-                    click.echo(f"[{exc.code}: {exc.message}]", err=True)
+    width = None if file is None else _columns()
+    console = Console(file=file, force_terminal=True, width=width, highlight=False)
+    return RichRenderer(console, state, live=live)
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        return 80
+
+
+async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:
+    import trio
+
+    from hermes.gateway.client import GatewayError
+
+    from .chat_commands import run_line
+    from .chat_input import EXIT, LineInput
+
+    client, state, out = ctx.client, ctx.state, ctx.out
+
+    async def ctrl_c() -> None:
+        action = state.ctrl_c()
+        if action == "exit":
+            state.code = 130
             nursery.cancel_scope.cancel()
-        return state.code
+            return
+        if state.turn is None and prompt is not None:
+            return
+        what = "interrupting" if action == "interrupt" else "cancelling"
+        more = "again within 1 s to cancel" if action == "interrupt" else "again to leave"
+        out.note(f"^C: {what} the turn; {more}")
+        with contextlib.suppress(GatewayError):
+            await client.call(action, session=state.session)
 
+    async def on_signals() -> None:
+        with trio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                if state.turn is None and prompt is None and reader is None:
+                    state.code = 130
+                    nursery.cancel_scope.cancel()
+                    return
+                await ctrl_c()
 
-def context_note(kind: str, payload: dict[str, Any]) -> str | None:
-    """A one-line note for compaction and memory-review events (None: nothing to show)."""
-    if kind == "compaction.started":
-        return f"\n[compacting the context ({payload['trigger']})...]"
-    if kind == "compaction.completed":
-        return (
-            f"[compacted: {payload['messages_before']} -> {payload['messages_after']} messages, "
-            f"~{payload['tokens_before']:,} -> {payload['tokens_after']:,} tokens; "
-            f"{payload['detail']}]"
-        )
-    if kind == "compaction.skipped":
-        return f"[no compaction: {payload['reason']}]"
-    if kind == "review.completed" and (payload["added"] or payload["staged"]):
-        return (
-            f"\n[memory review: {payload['added']} saved, {payload['staged']} waiting for "
-            "approval (hermes memory pending)]"
-        )
-    return None
+    async def on_actions() -> None:
+        async for action in actions:
+            try:
+                if action[0] == "ctrl-c":
+                    await ctrl_c()
+                elif action[0] == "approve":
+                    await client.call(
+                        "approval.respond",
+                        session=state.session,
+                        request_id=action[1],
+                        choice=action[2],
+                    )
+            except GatewayError as exc:
+                out.note(f"{exc.code}: {exc.message}")
 
+    ended = [trio.Event()]
+    """Set (and replaced) at each turn end, for ``settle``."""
 
-class _ChatState:
-    """What the chat loop's tasks share: the exit code and the double-Ctrl+C clock."""
+    def show(event: dict[str, Any]) -> None:
+        if event.get("session") not in (None, state.session):
+            return  # a session this chat left
+        kind = event["type"]
+        state.apply(kind, event.get("payload") or {})
+        out.event(event)
+        if kind == "turn.completed":
+            ended[0].set()
+            ended[0] = trio.Event()
 
-    def __init__(self) -> None:
-        import trio  # the CLI imports trio lazily, for a fast start
+    async def settle() -> None:
+        """At the end of piped input: wait until the session has run what it was sent."""
+        while True:
+            turn_end = ended[0]
+            view = await client.call("session.get", session=state.session)
+            if not view["busy"] and not view["queued"]:
+                return
+            await turn_end.wait()
 
-        self.last_sigint = 0.0
-        self.code = 0
-        self.done = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(on_signals)
+        nursery.start_soon(on_actions)
+        if prompt is not None:
+            accepted = await client.call("prompt.submit", session=state.session, text=prompt)
+            end = await wait_turn(client, accepted, prompt, show)
+            state.code = 0 if end["reason"] in ("completed", "interrupted") else 1
+            nursery.cancel_scope.cancel()
+            return int(state.code)
 
+        async def printer() -> None:
+            async for event in client.events:
+                show(event)
+            out.note("the daemon closed the connection")
+            nursery.cancel_scope.cancel()
 
-async def _slash(client: Any, sid: str, text: str) -> bool:
-    """Handle one typed line; True to quit."""
-    if not text.startswith("/"):
-        await client.call("prompt.submit", session=sid, text=text)
-        return False
-    command, _, rest = text.partition(" ")
-    rest = rest.strip()
-    if command in ("/quit", "/exit"):
-        return True
-    if command == "/steer":
-        await client.call("steer", session=sid, text=rest)
-    elif command == "/redirect":
-        await client.call("redirect", session=sid, text=rest)
-    elif command == "/stop":
-        await client.call("interrupt", session=sid)
-    elif command == "/cancel":
-        await client.call("cancel", session=sid)
-    elif command == "/tree":
-        for line in render_tree(await client.call("tree.snapshot")):
-            click.echo(line)
-    elif command == "/sessions":
-        for row in await client.call("session.list"):
-            click.echo(f"{row['id']}  {row['messages']} msgs  {row['title'] or ''}")
-    elif command == "/yolo":
-        on = rest.lower() not in ("off", "no", "false", "0")
-        answer = await client.call("session.yolo", session=sid, on=on)
-        state = "on: dangerous commands run unasked" if answer["yolo"] else "off"
-        click.echo(f"[yolo {state}; the hardline floor always holds]", err=True)
-    elif command == "/compress":
-        params = {"session": sid, "focus": rest} if rest else {"session": sid}
-        answer = await client.call("session.compress", **params)
-        how = "now" if answer["how"] == "compacting" else "before the turn's next step"
-        click.echo(f"[compacting the context {how}]", err=True)
-    elif command == "/approve":
-        request_id, _, choice = rest.partition(" ")
-        await client.call(
-            "approval.respond", session=sid, request_id=int(request_id), choice=choice or "once"
-        )
-    else:
-        click.echo(
-            f"[{command}: not available (try /steer /redirect /stop /cancel /tree "
-            "/sessions /compress [focus] /approve /yolo [off] /quit)]",
-            err=True,
-        )
-    return False
+        nursery.start_soon(printer)
+        lines = reader if reader is not None else LineInput()
+        while True:
+            line = await lines.read()
+            if line is EXIT:
+                if reader is None:
+                    await settle()
+                break
+            assert isinstance(line, str)
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                if await run_line(ctx, text):
+                    break
+            except GatewayError as exc:
+                out.note(f"{exc.code}: {exc.message}")
+        nursery.cancel_scope.cancel()
+    return int(state.code)
