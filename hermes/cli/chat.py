@@ -113,16 +113,9 @@ def _renderer(plain: bool, state: Any, live: bool, file: Any) -> Any:
         return PlainRenderer(out=file, err=file)
     from rich.console import Console
 
-    width = None if file is None else _columns()
-    console = Console(file=file, force_terminal=True, width=width, highlight=False)
+    # The width follows the terminal (rich asks the standard streams at each print).
+    console = Console(file=file, force_terminal=True, highlight=False)
     return RichRenderer(console, state, live=live)
-
-
-def _columns() -> int:
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns
-    except OSError:
-        return 80
 
 
 async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:

@@ -204,7 +204,8 @@ class PromptInput:
         lines = [self.state.live_line() or "idle", self.state.status_line()]
         if flash and time.monotonic() < until:
             lines.append(flash)
-        return FormattedText([("", " " + "  |  ".join(line for line in lines if line))])
+        text = " " + "  |  ".join(line for line in lines if line)
+        return FormattedText([("", "\n".join([text, *self.state.subagent_lines()]))])
 
     def _prompt(self, default: str, done: threading.Event) -> str | object:
         try:

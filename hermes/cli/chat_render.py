@@ -277,5 +277,6 @@ class _LiveArea:
         line = self.renderer.state.live_line()
         if line:
             parts.append(Text(line, style="cyan"))
+            parts.extend(Text(sub, style="cyan") for sub in self.renderer.state.subagent_lines())
             parts.append(Text(self.renderer.state.status_line(), style="dim"))
         return Group(*parts)

@@ -127,6 +127,17 @@ class ChatState:
             parts.append(f"{len(self.subagents)} subagent(s)")
         return " · ".join(parts)
 
+    def subagent_lines(self, limit: int = 4) -> list[str]:
+        """The running subagents as a compact tree under the turn, one line each."""
+        items = list(self.subagents.items())
+        lines = [
+            f"  {'└' if i == len(items) - 1 else '├'} {sid}: {what}"
+            for i, (sid, what) in enumerate(items[:limit])
+        ]
+        if len(items) > limit:
+            lines.append(f"  … {len(items) - limit} more")
+        return lines
+
     def status_line(self) -> str:
         """Model, context use and token counts."""
         bits = [self.model or "model ?"]
