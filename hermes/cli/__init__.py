@@ -6,7 +6,7 @@
 | ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
-| ``mcp_commands.py`` | ``mcp [list|test|enable|disable]`` |
+| ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |

@@ -1,4 +1,7 @@
-"""``hermes mcp list|test|enable|disable``: the daemon's MCP servers (docs/mcp.md)."""
+"""``hermes mcp list|test|enable|disable|serve``: MCP servers, and the daemon as one.
+
+See docs/mcp.md.
+"""
 
 from __future__ import annotations
 
@@ -76,3 +79,14 @@ def disable(name: str) -> None:
     """Stop a server until enabled again: its process is stopped and its tools removed."""
     row: dict[str, Any] = run_async(lambda: call_daemon("mcp.disable", name=name))
     click.echo(f"{name}: {row['state']}")
+
+
+@mcp.command("serve")
+def serve() -> None:
+    """Serve this daemon as an MCP server over stdio (prompt, follow, steer, cancel...)."""
+    from hermes.gateway.endpoint import find_daemon
+    from hermes.mcp.serve import serve as serve_stdio
+
+    from .app import daemon_paths
+
+    serve_stdio(lambda: find_daemon(daemon_paths()))
