@@ -30,12 +30,18 @@ import sys
 import time
 from typing import TextIO
 
-import attrs
-
-from actors import Actor, ActorRef, ActorSystem, LoopStallDetector, tune_gc
+from actors import ActorRef, ActorSystem, LoopStallDetector, Task, tune_gc
 from hermes.store import StoreActor
 from hermes.tools.env import record_user_umask
-from supervisors import ChildSpec, ChildType, Restart, Strategy, Supervisor, SupervisorFlags, run
+from supervisors import (
+    ChildSpec,
+    Restart,
+    Strategy,
+    Supervisor,
+    SupervisorFlags,
+    run,
+    task_spec,
+)
 
 from .config import Config, ConfigError, load_config, prepare, reload_changes
 from .exitnote import GiveUpWatch, StartWatch, describe_exit
@@ -62,20 +68,11 @@ log = logging.getLogger("hermes.daemon")
 ROOT = "hermes"
 
 
-@attrs.frozen(slots=True)
-class _Run:
-    pass
+class Watchdog(Task[None]):
+    """Runs the loop-stall detector until stopped (a task that never returns)."""
 
-
-class Watchdog(Actor):
-    """Runs the loop-stall detector until stopped."""
-
-    async def on_start(self) -> None:
-        await self.ctx.self.cast(_Run())
-
-    async def receive(self, message: object) -> None:
-        if isinstance(message, _Run):
-            await LoopStallDetector(threshold=1.0, bus=self.ctx.system.events).run()
+    async def run(self) -> None:
+        await LoopStallDetector(threshold=1.0, bus=self.ctx.system.events).run()
 
 
 def build_root(settings: Settings, token: str) -> Supervisor:
@@ -90,9 +87,7 @@ def build_root(settings: Settings, token: str) -> Supervisor:
             ChildSpec("providers", ProvidersActor, args=(settings.config,), shutdown=3.0),
             ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
             ChildSpec("gateway", GatewayActor, args=(settings, token), shutdown=3.0),
-            ChildSpec(
-                "watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT, type=ChildType.WORKER
-            ),
+            task_spec("watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT),
         ],
         SupervisorFlags(strategy=Strategy.REST_FOR_ONE, intensity=5, period=30.0),
     )
