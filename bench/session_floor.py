@@ -14,6 +14,9 @@ taken out by patching them for that run only:
 | ``no-store-no-workers`` | both |
 | ``bare`` | both, and no session events are published |
 
+The direct side replays the store writes the session made, so a variant
+without the store takes them out of both sides.
+
 Every variant but ``full`` drops something the issue requires (a flush after
 every model response and tool result; tool calls in tool-worker actors;
 typed events), so they are floors for the decision, not configurations to

@@ -38,7 +38,8 @@ def test_subagents_benchmark_reports_every_figure_and_keeps_its_invariants() -> 
     assert direct["p50"] > 0
     assert data["fanout_cancel_ratio_p50"] == cancel["ratio_p50"] == cancel["p50"] / direct["p50"]
     assert data["idle_child_kb"] >= 0
-    assert set(data["targets_met"]) == {"fanout_cancel_p99_ms"}
+    # Judged by the ratio to the interleaved floor; the absolute p99 is reported beside it.
+    assert set(data["targets_met"]) == {"fanout_cancel_ratio_p50"}
 
 
 def _request(system: str, messages: list[dict[str, object]]) -> MessagesRequest:
