@@ -20,12 +20,32 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ImageContent, TextContent, ToolAnnotations
+from mcp_types import ImageContent, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
 
-app = MCPServer("test-server", version="1.0")
+
+class TestServer(MCPServer):
+    """With ``odd`` set, it also lists tools whose names or schemas need care."""
+
+    odd = False
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        if self.odd:
+            tools += [
+                Tool(name="top.any", input_schema={"type": "object", "anyOf": [{}, {}]}),
+                Tool(
+                    name="broken",
+                    input_schema={"type": "object", "properties": {"x": {"type": "nope"}}},
+                ),
+                Tool(name="dotted.name", input_schema={"type": "object", "properties": {}}),
+            ]
+        return tools
+
+
+app = TestServer("test-server", version="1.0")
 
 
 @app.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -157,10 +177,12 @@ def main() -> None:
     parser.add_argument("--exit-at-start", type=int, default=None)
     parser.add_argument("--state", default=None)
     parser.add_argument("--hang-at-start", action="store_true")
+    parser.add_argument("--odd-tools", action="store_true")
     args = parser.parse_args()
     if args.exit_at_start is not None:
         sys.stderr.write("cannot start: no configuration\n")
         sys.exit(args.exit_at_start)
+    app.odd = args.odd_tools
     if args.hang_at_start:
         time.sleep(3600)  # never reads stdin, never answers initialize
     if args.state:

@@ -431,3 +431,20 @@ async def test_a_server_is_disabled_and_enabled_at_run_time(
     assert link.connects == 2
     text, _, _ = await call(mcp.registry, tmp_path, "mcp_t_echo", {"text": "back"})
     assert text == "echo: back"
+
+
+async def test_tools_the_model_api_would_refuse_are_skipped_and_names_are_made_safe(
+    start_mcp: StartMcp,
+) -> None:
+    mcp = await start_mcp({"t": stdio(args=[SERVER, "--odd-tools"])})
+    link = mcp.link("t")
+    await wait_until(link, ready)
+    names = mcp.registry.names()
+    assert "mcp_t_dotted_name" in names  # '.' is not allowed in a tool name
+    assert not any(n.startswith(("mcp_t_top", "mcp_t_broken")) for n in names)
+    assert link.skipped == (
+        "top.any: its input schema uses anyOf at the top level",
+        "broken: its input schema is not valid JSON Schema ('nope' is not valid under any of "
+        "the given schemas)",
+    )
+    assert "echo" in link.tools and "dotted.name" in link.tools

@@ -127,3 +127,39 @@ async def test_cancelling_the_turn_cancels_the_mcp_call_and_records_a_result(
     assert_valid(transcript)
     hang = results_by_id(transcript)["toolu_hang"]
     assert hang.is_error and "cancelled" in result_text(hang).lower()
+
+
+async def test_a_server_crashing_mid_turn_leaves_a_valid_transcript(
+    system: ActorSystem,
+    start_mcp: StartMcp,
+    base_registry: ToolRegistry,
+    store: StoreClient,
+    client: ModelClient,
+    fake: FakeProvider,
+    tmp_path: Path,
+) -> None:
+    mcp = await start_mcp({"bad": stdio()}, registry=base_registry)
+    link = mcp.link("bad")
+    await wait_until(link, ready)
+    session = await open_session(system, store, client, base_registry, tmp_path)
+    fake.enqueue(
+        Reply.of(
+            ToolUse("mcp_bad_crash", {}, id="toolu_crash"),
+            ToolUse("read_file", {"path": "missing.txt"}, id="toolu_read"),
+        ),
+        Reply.of(ToolUse("mcp_bad_echo", {"text": "still there?"}, id="toolu_echo")),
+        Reply.of("the server is down"),
+    )
+    with trio.fail_after(30):
+        result = await session.run("crash it")
+    assert result.reason is TurnEnd.COMPLETED
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    results = results_by_id(transcript)
+    crash, echo = results["toolu_crash"], results["toolu_echo"]
+    assert crash.is_error and "closed the connection during the call to crash" in (
+        result_text(crash)
+    )
+    assert echo.is_error  # unavailable, or (had the model answered first) the closed connection
+    assert result_text(echo).startswith("MCP server 'bad' ")
+    await wait_until(link, lambda link: link.connects == 2 and link.state == "ready")
