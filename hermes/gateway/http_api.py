@@ -17,6 +17,8 @@
 | `POST /sessions/{id}/approvals/{request_id}` `{"choice": ...}` | `approval.respond` |
 | `GET /memory`, `GET /memory/pending` | `memory.show`, `memory.pending` |
 | `POST /memory/pending/{proposal}/{approve,reject}` | `memory.approve` / `memory.reject` |
+| `GET /checkpoints?dir=`, `GET /checkpoints/diff?dir=&number=` | `checkpoint.list`, `.diff` |
+| `POST /checkpoints/restore` `{"dir": ..., "number": ..., "session": ...}` | `checkpoint.restore` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -71,6 +73,7 @@ _STATUS = {
     "subagent_error": 409,
     "unknown_process": 404,
     "process_error": 409,
+    "checkpoint_error": 409,
     "timeout": 504,
     "overloaded": 503,
     "shutting_down": 503,
@@ -234,6 +237,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return _MCP_VERBS[parts[2]], {"name": parts[1]}
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
+    if parts and parts[0] == "checkpoints":
+        return _checkpoint_route(head, verb, parts[1:], body)
     if len(parts) >= 2 and parts[0] == "sessions":
         session = parts[1]
         owned = _owned_route(verb, parts[2:], body, session)
@@ -255,6 +260,26 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
                     ) from None
             return "events.stream", params
     return None
+
+
+def _checkpoint_route(
+    head: RequestHead, verb: str, rest: list[str], body: dict[str, Any]
+) -> tuple[str, dict[str, Any]] | None:
+    """``GET /checkpoints?dir=``, ``GET /checkpoints/diff?dir=&number=``, ``POST .../restore``."""
+    if verb == "POST" and rest == ["restore"]:
+        return "checkpoint.restore", body
+    if verb != "GET" or rest not in ([], ["diff"]):
+        return None
+    params: dict[str, Any] = {"dir": head.query_one("dir") or ""}
+    number = head.query_one("number")
+    if rest == ["diff"] and number is not None:
+        try:
+            params["number"] = int(number)
+        except ValueError:
+            raise _HttpError(
+                400, "invalid_params", f"number must be an integer, got {number!r}"
+            ) from None
+    return ("checkpoint.diff" if rest else "checkpoint.list"), params
 
 
 def _memory_route(verb: str, rest: list[str]) -> tuple[str, dict[str, Any]] | None:
