@@ -47,6 +47,7 @@ from ._events import (
     UnkillableReported,
 )
 from ._exits import ExitKind, ExitReason
+from ._gc_pauses import GcPauses, gc_pauses
 from ._gc_tuning import tune_gc
 from ._introspect import trio_task_count
 from ._liveness import LivenessSpec
@@ -80,6 +81,7 @@ __all__ = [
     "Exit",
     "ExitKind",
     "ExitReason",
+    "GcPauses",
     "LivenessSpec",
     "LoopStall",
     "LoopStallDetector",
@@ -107,6 +109,7 @@ __all__ = [
     "UnkillableReported",
     "Watchable",
     "current_path",
+    "gc_pauses",
     "is_count",
     "is_number",
     "kill_all",

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import TextIO
 
-from actors import ActorRef, ActorSystem, LoopStallDetector, Task, tune_gc
+from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tune_gc
 from hermes.store import StoreActor
 from hermes.tools.env import record_user_umask
 from supervisors import (
@@ -173,6 +173,7 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
         return 1
     settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
     tune_gc()
+    gc_pauses()  # daemon.stats reports the collector's pauses from here on
     roots: list[ActorRef] = []
 
     async def started(system: ActorSystem, root: ActorRef) -> None:

@@ -26,6 +26,7 @@ from actors import (
     CallTimeout,
     ExitReason,
     MailboxFull,
+    gc_pauses,
     trio_task_count,
 )
 from hermes import __version__, codec
@@ -185,7 +186,8 @@ class Methods:
         }
 
     async def stats(self, p: Params) -> Any:
-        """The daemon process's resource counts, for soak runs and leak hunts.
+        """The daemon process's resource counts, for soak runs and leak hunts, and the
+        cyclic collector's pauses (``gc``: ``actors.GcPauses.snapshot``).
 
         ``collect``: run a full garbage collection first (cyclic garbage waiting for
         the next one is not a leak; a leak test measures what survives it).
@@ -201,6 +203,7 @@ class Methods:
             "trio_tasks": trio_task_count(),
             "actors": len(self.s.system.registry),
             "sessions_live": info["sessions_running"],
+            "gc": gc_pauses().snapshot(),
         }
 
     async def session_create(self, p: Params) -> Any:

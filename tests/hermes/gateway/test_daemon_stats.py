@@ -30,6 +30,13 @@ async def test_stats_count_the_daemon_and_heap_needs_tracing(
     assert during["actors"] > before["actors"] and during["trio_tasks"] > during["actors"]
     assert during["rss_bytes"] > 10 * 2**20 and during["fds"] > 3 and during["threads"] >= 1
     assert info.value.code == "unavailable" and "PYTHONTRACEMALLOC" in info.value.message
+    # The collector's pause histogram: the full collection ``collect`` asked for is in it.
+    pauses = during["gc"]
+    full = pauses["generations"][2]
+    assert full["collections"] >= 1 + before["gc"]["generations"][2]["collections"]
+    assert sum(full["histogram_ms"].values()) == full["collections"]
+    assert full["max_ms"] > 0 and pauses["pause_ms"]["max"] >= pauses["pause_ms"]["p99"] > 0
+    assert pauses["threshold"][0] >= 700  # the daemon's tuned thresholds
 
 
 async def test_heap_reports_growth_between_two_calls(
