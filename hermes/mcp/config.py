@@ -25,6 +25,7 @@ SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 """A server's name: it is part of its tools' names (``mcp_<server>_<tool>``) and an actor path."""
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TRUST = ("trusted", "untrusted")
+HTTP_MODES = ("auto", "streamable_http", "sse")
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
@@ -55,6 +56,9 @@ class ServerConfig:
     url: str | None = None
     """HTTP: the streamable HTTP endpoint; None for a stdio server."""
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    http_mode: str = "auto"
+    """HTTP (TOML ``transport``): ``auto`` (streamable HTTP, else legacy SSE), ``streamable_http``
+    or ``sse``."""
     enabled: bool = True
     include: tuple[str, ...] | None = None
     """Only these of the server's tools (its own names); None: all."""
@@ -170,6 +174,7 @@ _KEYS: dict[str, Any] = {
     "cwd": _text,
     "url": _url,
     "headers": _header_table,
+    "transport": lambda v: None if v in HTTP_MODES else "one of " + ", ".join(HTTP_MODES),
     "enabled": _bool,
     "tools": None,  # a table, checked below
     "timeout": _seconds,
@@ -179,7 +184,7 @@ _KEYS: dict[str, Any] = {
     "sampling": None,  # a table, checked below
 }
 _STDIO_ONLY = ("command", "args", "env", "cwd")
-_HTTP_ONLY = ("url", "headers")
+_HTTP_ONLY = ("url", "headers", "transport")
 
 
 def parse_mcp(raw: Any, source: str) -> tuple[McpConfig, list[str]]:
@@ -268,6 +273,7 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
         cwd=values.get("cwd"),
         url=values.get("url"),
         headers=dict(values.get("headers", {})),
+        http_mode=values.get("transport", "auto"),
         enabled=values.get("enabled", True),
         include=values.get("include"),
         exclude=values.get("exclude", ()),

@@ -25,22 +25,20 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from urllib.parse import urlsplit
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 
 import attrs
-import httpx2
 import mcp_types as types
 import trio
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
-from mcp.client.streamable_http import streamable_http_client
 
 from actors import Actor, Call, ExitReason, OwnedTask
 from hermes.tools import ToolRegistry
 from supervisors import Backoff
 
 from .config import MissingVariable, ServerConfig, expand
+from .http import http_transport, sse_transport
 from .link import ServerLink
 from .osv import OsvChecker, launched_package
 from .sampling import SamplingGate
@@ -106,6 +104,8 @@ class McpServerActor(Actor):
         self._wake = trio.Event()
         self._refresh = False
         self._task: OwnedTask | None = None
+        self._sse = link.config.http_mode == "sse"
+        """HTTP: speak legacy SSE (configured, or what worked in ``auto``)."""
 
     async def on_start(self) -> None:
         if self.link.state != "disabled":  # a restarted actor of a disabled server stays off
@@ -173,10 +173,7 @@ class McpServerActor(Actor):
         while True:
             self.link.attempts += 1
             began = trio.current_time()
-            try:
-                reason = await self._connect_once()
-            except Exception as exc:  # the server's failure, never the actor's
-                reason = describe(exc)
+            reason = await self._attempt()
             if self.link.connects and trio.current_time() - began >= backoff.quiet_period:
                 attempt = 0
             delay = backoff.delay(attempt)
@@ -186,6 +183,35 @@ class McpServerActor(Actor):
                 "MCP server %s is down (%s); retrying in %.1f s", self.link.name, reason, delay
             )
             await trio.sleep(delay)
+
+    async def _attempt(self) -> str:
+        """One connection, start to end; why it ended.
+
+        An HTTP server in ``transport = "auto"`` that cannot be reached over
+        streamable HTTP is tried over legacy SSE at once (and the other way
+        round once SSE is what worked); the one that connects is kept.
+        """
+        connects = self.link.connects
+        reason = await self._guarded()
+        config = self.link.config
+        if config.url is None or config.http_mode != "auto" or self.link.connects > connects:
+            return reason
+        first = "legacy SSE" if self._sse else "streamable HTTP"
+        self._sse = not self._sse
+        second = await self._guarded()
+        if self.link.connects > connects:
+            return second
+        self._sse = not self._sse
+        if second == reason:  # not the transport's doing (a missing variable...)
+            return reason
+        other = "streamable HTTP" if first == "legacy SSE" else "legacy SSE"
+        return f"{first}: {reason}; {other}: {second}"
+
+    async def _guarded(self) -> str:
+        try:
+            return await self._connect_once()
+        except Exception as exc:  # the server's failure, never the actor's
+            return describe(exc)
 
     def _spawned(self, pid: int) -> None:
         self.link.pid = self.link.last_pid = pid
@@ -305,7 +331,9 @@ class McpServerActor(Actor):
             key: expand(value, self.environ, f"header {key}")
             for key, value in config.headers.items()
         }
-        return _http_transport(config.url, headers)
+        if self._sse:
+            return sse_transport(config.url, headers)
+        return http_transport(config.url, headers)
 
     async def _list(self, session: ClientSession) -> None:
         listed: list[types.Tool] = []
@@ -358,18 +386,6 @@ class McpServerActor(Actor):
 
 def _ours(tool: object, link: ServerLink) -> bool:
     return isinstance(tool, McpTool) and tool.link is link
-
-
-@asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Streams]:
-    host = urlsplit(url).hostname or ""
-    loopback = host in ("127.0.0.1", "::1", "localhost")
-    timeout = httpx2.Timeout(30.0, read=300.0)
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout, trust_env=not loopback) as client,
-        streamable_http_client(url, http_client=client) as (read, write),
-    ):
-        yield read, write  # type: ignore[misc]
 
 
 def describe(exc: BaseException) -> str:

@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK's ``MCPServer``.
 
 Run as ``python mcp_server.py [--http] [--state FILE]``: stdio by default;
-with ``--http`` it serves streamable HTTP on 127.0.0.1 (a free port, printed
+with ``--http`` it serves streamable HTTP (``--sse``: legacy SSE, at
+``/sse``) on 127.0.0.1 (a free port, printed
 as the first line of stdout). ``--state FILE`` counts starts in FILE so a
 test can tell a restarted server from the first one. ``--exit-at-start CODE``
 and ``--hang-at-start`` make a server that never starts.
@@ -174,6 +175,7 @@ def picture() -> list[TextContent | ImageContent]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--sse", action="store_true")
     parser.add_argument("--exit-at-start", type=int, default=None)
     parser.add_argument("--state", default=None)
     parser.add_argument("--hang-at-start", action="store_true")
@@ -190,7 +192,7 @@ def main() -> None:
         count = int(state.read_text()) + 1 if state.exists() else 1
         state.write_text(str(count))
         os.environ["TEST_STARTS"] = str(count)
-    if not args.http:
+    if not (args.http or args.sse):
         app.run()
         return
     import uvicorn
@@ -199,7 +201,8 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    web = app.sse_app() if args.sse else app.streamable_http_app()
+    config = uvicorn.Config(web, log_level="warning")
     anyio.run(uvicorn.Server(config).serve, [sock])
 
 

@@ -69,7 +69,16 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         (
             "[mcp.servers.gh]\ncommand = 'x'\ncomand = 'y'\n",
             "[mcp.servers.gh] comand: unknown key (known: command, args, env, cwd, url, headers, "
-            "enabled, tools, timeout, connect_timeout, trust, parallel, sampling)",
+            "transport, enabled, tools, timeout, connect_timeout, trust, parallel, sampling)",
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\ntransport = 'ws'\n",
+            "[mcp.servers.gh] transport: expected one of auto, streamable_http, sse, "
+            "got string 'ws'",
+        ),
+        (
+            "[mcp.servers.gh]\ncommand = 'x'\ntransport = 'sse'\n",
+            "[mcp.servers.gh] transport: only for an HTTP server (this one has command)",
         ),
         (
             "[mcp.servers.gh]\ncommand = 'x'\nsampling = { max_rpm = 0 }\n",

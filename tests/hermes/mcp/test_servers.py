@@ -242,10 +242,10 @@ async def test_stopping_kills_and_reaps_the_server_process_group(
     assert is_error and text == "MCP server 't' is unavailable (stopped)."
 
 
-async def start_http_server() -> tuple[trio.Process, str]:
-    """The test server over streamable HTTP on 127.0.0.1 (a real subprocess) and its URL."""
+async def start_http_server(mode: str = "--http") -> tuple[trio.Process, str]:
+    """The test server over HTTP on 127.0.0.1 (a real subprocess) and its URL."""
     process = await trio.lowlevel.open_process(
-        [sys.executable, SERVER, "--http"], stdout=subprocess.PIPE, start_new_session=True
+        [sys.executable, SERVER, mode], stdout=subprocess.PIPE, start_new_session=True
     )
     assert process.stdout is not None
     with trio.fail_after(30):
@@ -256,7 +256,8 @@ async def start_http_server() -> tuple[trio.Process, str]:
                 process.kill()
                 raise AssertionError("the HTTP server exited before printing its port")
             data += chunk
-    return process, f"http://127.0.0.1:{int(data)}/mcp"
+    path = "/sse" if mode == "--sse" else "/mcp"
+    return process, f"http://127.0.0.1:{int(data)}{path}"
 
 
 @pytest.fixture
@@ -448,3 +449,29 @@ async def test_tools_the_model_api_would_refuse_are_skipped_and_names_are_made_s
         "the given schemas)",
     )
     assert "echo" in link.tools and "dotted.name" in link.tools
+
+
+async def test_a_server_that_only_speaks_legacy_sse_is_reached_over_sse(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    process, url = await start_http_server("--sse")
+    try:
+        mcp = await start_mcp(
+            {
+                "old": {"url": url, "connect_timeout": 10},
+                "pinned": {"url": url, "transport": "sse"},
+            }
+        )
+        old, pinned = mcp.link("old"), mcp.link("pinned")
+        await wait_until(old, ready)
+        await wait_until(pinned, ready)
+        assert old.connects == pinned.connects == 1
+        for server in ("old", "pinned"):
+            text, is_error, _ = await call(
+                mcp.registry, tmp_path, f"mcp_{server}_echo", {"text": "sse"}
+            )
+            assert (text, is_error) == ("echo: sse", False)
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
