@@ -20,6 +20,8 @@ from .config import ServerConfig
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
+    from hermes.tools import ToolContext
+
 STATES = ("starting", "ready", "down", "disabled", "stopped")
 
 
@@ -51,6 +53,8 @@ class ServerLink:
     """Wall-clock time of ``last_error``."""
     server_name: str = ""
     server_version: str = ""
+    calls: dict[str, ToolContext] = attrs.field(factory=dict)
+    """Calls in flight on this server, by call id: whose person a server request goes to."""
     changed: trio.Event = attrs.field(factory=trio.Event)
     """Set (and replaced) whenever the state or the tool list changes; for tests and waiters."""
 

@@ -38,6 +38,7 @@ from hermes.tools import ToolRegistry
 from supervisors import Backoff
 
 from .config import MissingVariable, ServerConfig, expand
+from .elicit import elicit
 from .http import http_transport, sse_transport
 from .link import ServerLink
 from .osv import OsvChecker, launched_package
@@ -229,13 +230,7 @@ class McpServerActor(Actor):
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """Declined: nobody can answer a server's question yet (no surface carries it)."""
-        log.info(
-            "MCP server %s asked the user (%s); declined: elicitation is not put to a person yet",
-            self.link.name,
-            params.message[:200],
-        )
-        return types.ElicitResult(action="decline")
+        return await elicit(self.link, params)
 
     async def _sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams

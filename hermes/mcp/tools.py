@@ -132,6 +132,8 @@ class McpTool(Tool):
             text = f"{progress:g}/{total:g}" if total else f"{progress:g}"
             ctx.report("output", f"{text} {message}" if message else text)
 
+        key = f"{ctx.call_id}:{id(ctx)}"
+        link.calls[key] = ctx
         try:
             result = await session.call_tool(self.remote, dict(args), progress_callback=report)
         except MCPError as exc:
@@ -150,6 +152,8 @@ class McpTool(Tool):
                 f"{str(exc)[:300]}",
                 server=server,
             )
+        finally:
+            link.calls.pop(key, None)
         return await to_outcome(result, ctx.spill_dir, ctx.call_id or "call", self.name)
 
     def finding(self) -> Finding:

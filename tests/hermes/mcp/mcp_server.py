@@ -109,6 +109,17 @@ async def ask(ctx: Context) -> str:
     return f"elicitation: {result.action}"
 
 
+class Confirm(BaseModel):
+    pass
+
+
+@app.tool()
+async def confirm(ctx: Context) -> str:
+    """Ask the user to confirm (elicitation with no fields); answer what the client did."""
+    result = await ctx.elicit("Delete the draft?", Confirm)
+    return f"elicitation: {result.action}"
+
+
 @app.tool()
 async def steps(ctx: Context) -> str:
     """Report progress three times, then answer."""

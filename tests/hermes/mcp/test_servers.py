@@ -394,7 +394,7 @@ async def test_an_untrusted_servers_write_capable_tools_need_approval(
     assert len(asked) == 2
 
 
-async def test_elicitation_is_declined_and_progress_is_reported(
+async def test_elicitation_unattended_is_declined_and_progress_is_reported(
     start_mcp: StartMcp, tmp_path: Path
 ) -> None:
     mcp = await start_mcp({"t": stdio()})
@@ -475,3 +475,29 @@ async def test_a_server_that_only_speaks_legacy_sse_is_reached_over_sse(
         process.kill()
         with trio.CancelScope(shield=True):
             await process.wait()
+
+
+async def test_an_elicitation_is_put_to_the_person_of_the_calling_session(
+    start_mcp: StartMcp, tmp_path: Path
+) -> None:
+    mcp = await start_mcp({"t": stdio()})
+    await wait_until(mcp.link("t"), ready)
+    asked: list[ApprovalRequest] = []
+    answers = [ApprovalChoice.ONCE, ApprovalChoice.DENY]
+
+    async def ask(request: ApprovalRequest) -> ApprovalChoice:
+        asked.append(request)
+        return answers[len(asked) - 1]
+
+    async def confirm() -> str:
+        ctx = ToolContext.create(tmp_path, tmp_path / "spill", ask_approval=ask)
+        [result] = await run_batch([ToolCall("toolu_c", "mcp_t_confirm", {})], mcp.registry, ctx)
+        return result.outcome.content
+
+    assert await confirm() == "elicitation: accept"
+    assert asked[0].command == "MCP server 't' asks during mcp_t_confirm: Delete the draft?"
+    assert await confirm() == "elicitation: decline"
+    assert len(asked) == 2  # asked each time, never remembered
+    # Unattended: declined without asking.
+    assert (await call(mcp.registry, tmp_path, "mcp_t_confirm"))[0] == "elicitation: decline"
+    assert len(asked) == 2
