@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -238,21 +239,32 @@ def checkpoint_passive(conn: apsw.Connection) -> tuple[int, int]:
     return frames, copied
 
 
-def checkpoint_restart(conn: apsw.Connection) -> tuple[int, int]:
+RESTART_WAIT = 4.0
+"""Seconds ``checkpoint_restart`` keeps trying while another checkpoint holds
+SQLite's checkpoint lock (under ``CLOSE_TIMEOUT``, the owner's bound on it)."""
+
+
+def checkpoint_restart(conn: apsw.Connection, wait: float = RESTART_WAIT) -> tuple[int, int]:
     """In a worker: a checkpoint that copies the whole WAL and has the next write restart it.
 
-    For the store's own checkpoint with its writes paused. Unlike a passive one it
-    waits (the connection's busy timeout) for a checkpoint already running, say the
-    checkpointer's, and for readers, instead of giving up: two passive checkpoints
-    that kept meeting could leave the WAL growing through a burst of writes.
-    ``(-1, -1)`` when the wait ran out.
+    For the store's own checkpoint with its writes paused, so it waits rather than
+    skip: two passive checkpoints that kept meeting could leave the WAL growing
+    through a burst of writes. Readers are waited for by the connection's busy
+    timeout; a checkpoint already running (the checkpointer's) holds a lock SQLite
+    refuses at once, without the busy handler, so that is tried again every few
+    milliseconds for up to ``wait`` seconds. ``(-1, -1)`` when the wait ran out.
     """
-    try:
-        conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
-        frames, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_RESTART)
-    except apsw.BusyError:
-        return -1, -1
-    return frames, copied
+    give_up = time.monotonic() + wait
+    conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
+    while True:
+        try:
+            frames, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_RESTART)
+        except apsw.BusyError:
+            if time.monotonic() >= give_up:
+                return -1, -1
+            time.sleep(0.002)
+        else:
+            return frames, copied
 
 
 async def open_async(path: Path) -> apsw.AsyncConnection:

@@ -17,7 +17,13 @@ from hermes.model.types import Message, TextBlock
 from hermes.store import StoreActor, StoreClient
 from hermes.store import checkpointer as checkpointer_module
 from hermes.store import database as database_module
-from hermes.store.database import CHECKPOINT_PAGES, WAL_LIMIT_PAGES, WalWatch, checkpoint_passive
+from hermes.store.database import (
+    CHECKPOINT_PAGES,
+    WAL_LIMIT_PAGES,
+    WalWatch,
+    checkpoint_passive,
+    checkpoint_restart,
+)
 
 CHUNK = "z" * 40_000
 """About ten WAL pages per message."""
@@ -197,3 +203,68 @@ async def test_past_the_wal_limit_the_store_checkpoints_itself_and_survives_a_fa
         assert (await store.get_session(info.id)).message_count == seq  # still serving
     finally:
         held.released.set()
+
+
+class _SyncGate(apsw.VFS):
+    """A VFS whose files hold their first ``xSync`` until released: a checkpoint run
+    through it stops mid-way holding SQLite's checkpoint lock."""
+
+    name = "hermes-test-sync-gate"
+
+    def __init__(self) -> None:
+        super().__init__(self.name, "")
+        self.entered = threading.Event()
+        self.released = threading.Event()
+
+    def xOpen(self, name: str | apsw.URIFilename | None, flags: list[int]) -> apsw.VFSFile:
+        return _GatedFile(self, name, flags)
+
+
+class _GatedFile(apsw.VFSFile):
+    def __init__(
+        self, gate: _SyncGate, name: str | apsw.URIFilename | None, flags: list[int]
+    ) -> None:
+        super().__init__("", name, flags)  # type: ignore[arg-type]
+        self.gate = gate
+
+    def xSync(self, flags: int) -> None:
+        self.gate.entered.set()
+        if not self.gate.released.wait(30):
+            raise RuntimeError("the test never released the sync")
+        super().xSync(flags)
+
+
+def test_a_restart_checkpoint_waits_out_one_already_running(tmp_path: Path) -> None:
+    # SQLite refuses a second checkpoint at once, without the busy handler: the
+    # store's paused checkpoint gave up whenever it met the checkpointer's.
+    path = str(tmp_path / "x.db")
+    writer = apsw.Connection(path)
+    for statement in (
+        "PRAGMA journal_mode=WAL",
+        "PRAGMA wal_autocheckpoint=0",
+        "CREATE TABLE t(x)",
+    ):
+        writer.execute(statement).fetchall()
+    for _ in range(100):
+        writer.execute("INSERT INTO t VALUES (randomblob(4000))")
+    gate = _SyncGate()
+    other = apsw.Connection(path, vfs=gate.name)
+    running = threading.Thread(target=checkpoint_passive, args=(other,))
+    running.start()
+    try:
+        assert gate.entered.wait(30)  # the other checkpoint holds the lock
+        result: list[tuple[int, int]] = []
+        restart = threading.Thread(target=lambda: result.append(checkpoint_restart(writer, 30)))
+        restart.start()
+        restart.join(0.2)  # (it is still waiting; on the old code it had given up)
+        gate.released.set()
+        restart.join(30)
+        assert not restart.is_alive()
+        ((frames, copied),) = result
+        assert frames == copied > 0
+    finally:
+        gate.released.set()
+        running.join(30)
+        other.close()
+        writer.close()
+        gate.unregister()
