@@ -3,7 +3,8 @@
 The sessions workload (N sessions, turns back to back) runs until the storm
 is over. Meanwhile ``victims`` sessions, each in a working directory of its
 own, are driven into a state worth cancelling and then hard-cancelled, one
-after another, ``cancels`` times in all. Each cancel picks at random:
+after another, ``cancels`` times in all. Each cancel picks at random what
+is cancelled; the surfaces take turns:
 
 - what is cancelled: ``stream`` (a session whose reply is streaming: the fake
   opened an endless stream and a ``text.delta`` arrived), ``sleep`` (a
@@ -14,6 +15,9 @@ after another, ``cancels`` times in all. Each cancel picks at random:
   (``POST /sessions/{id}/cancel`` / ``.../subagents/{sa}/stop``, a new
   connection each) or ``cli`` (a ``hermes cancel ID`` / ``hermes cancel
   /hermes/.../sa-...`` process, so its Python start-up is included).
+
+Before the load starts, the victims are cancelled from ``ws`` and ``http`` on
+the idle daemon, for ``control.py``'s baselines (see there).
 
 Three latencies, from the moment the command left this process (for the
 CLI: when the process was started), p50/p99/max, overall and per surface:
@@ -29,6 +33,7 @@ CLI: when the process was started), p50/p99/max, overall and per surface:
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +42,7 @@ from typing import Any
 import attrs
 import trio
 
-from . import procfs
+from . import control, procfs
 from .context import Context
 from .driver import Event, Pool, SessionRef, Tally, matches, open_pool
 from .figures import latency_ms
@@ -82,6 +87,8 @@ class Samples:
     )
     kinds: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(KINDS, 0))
     problems: list[str] = attrs.field(factory=list)
+    answers: dict[str, list[float]] = attrs.field(factory=lambda: {s: [] for s in SURFACES})
+    """Each cancel's round trip: the command leaving to its answer (the CLI: its exit)."""
 
     def add(self, surface: str, metric: str, seconds: float) -> None:
         self.by_surface[surface][metric].append(seconds)
@@ -209,6 +216,7 @@ async def cancel_once(
                 nursery.start_soon(procs)
             try:
                 await _command(ctx, pool, surface, victim, hot)
+                out.answers[surface].append(time.monotonic() - start)
             except Exception as exc:
                 out.problems.append(f"{surface} cancel of {hot.kind}: {exc}")
                 nursery.cancel_scope.cancel()
@@ -242,15 +250,24 @@ async def _victims(ctx: Context, pool: Pool, count: int) -> list[Victim]:
     return victims
 
 
-async def storm(ctx: Context, pool: Pool, out: Samples, on_cancel: Callable[[], None]) -> None:
-    """``cancels`` cancels over the victims, each victim cancelled in turn."""
-    victims = await _victims(ctx, pool, ctx.sizes.victims)
+async def storm(
+    ctx: Context,
+    pool: Pool,
+    out: Samples,
+    on_cancel: Callable[[], None],
+    victims: list[Victim],
+    cancels: int,
+    surfaces: tuple[str, ...] = SURFACES,
+) -> None:
+    """``cancels`` cancels over the victims, each victim cancelled in turn; the surfaces
+    take turns (each gets its share, however few the cancels), the kinds are random."""
     rng = ctx.rng
+    turns = itertools.cycle(surfaces)
 
     async def one_victim(victim: Victim, count: int) -> None:
         for _ in range(count):
             kind = rng.choice(KINDS)
-            surface = rng.choice(SURFACES)
+            surface = next(turns)
             start_index = len(victim.ref.feed.events)
             try:
                 hot = await make_hot(ctx, victim, kind)
@@ -265,15 +282,12 @@ async def storm(ctx: Context, pool: Pool, out: Samples, on_cancel: Callable[[], 
             await cancel_once(ctx, pool, victim, hot, surface, out)
             on_cancel()
 
-    share = [ctx.sizes.cancels // len(victims)] * len(victims)
-    for i in range(ctx.sizes.cancels % len(victims)):
+    share = [cancels // len(victims)] * len(victims)
+    for i in range(cancels % len(victims)):
         share[i] += 1
     async with trio.open_nursery() as nursery:
         for victim, count in zip(victims, share, strict=True):
             nursery.start_soon(one_victim, victim, count)
-    async with trio.open_nursery() as nursery:
-        for victim in victims:
-            nursery.start_soon(_close, victim.ref)
 
 
 async def _close(ref: SessionRef) -> None:
@@ -283,21 +297,49 @@ async def _close(ref: SessionRef) -> None:
 async def measure(ctx: Context) -> dict[str, Any]:
     sizes = ctx.sizes
     bar = ctx.progress.bar("cancel", sizes.cancels, "cancels")
-    out = Samples()
+    out, idle = Samples(), Samples()
+    pings: dict[str, list[float]] = {"idle": [], "load": []}
     async with ctx.following(), open_pool(ctx.run.endpoint, min(sizes.sessions, 8) + 1) as pool:
+        victims = await _victims(ctx, pool, sizes.victims)
+        # The same requests on the idle daemon first: each one's own baseline.
+        await storm(
+            ctx, pool, idle, lambda: None, victims, max(4, sizes.cancels // 3), ("ws", "http")
+        )
+        await control.ping_status(pool, pings["idle"], control.IDLE_PINGS)
+        gc_before = (await pool.client.call("daemon.stats"))["gc"]
         load = Workload(
             pool, sizes.sessions, None, first_offset=sizes.victims, think=sizes.load_think
         )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(load.run)
             meter = LoadMeter(ctx.run.pid, load.tally)
-            await storm(ctx, pool, out, bar.advance)
+            async with trio.open_nursery() as pinging:
+                pinging.start_soon(control.ping_status, pool, pings["load"])
+                await storm(ctx, pool, out, bar.advance, victims, sizes.cancels)
+                pinging.cancel_scope.cancel()
+            gc_after = (await pool.client.call("daemon.stats"))["gc"]
             level = meter.result()
             load.stop.set()
         bar.close()
+        async with trio.open_nursery() as nursery:
+            for victim in victims:
+                nursery.start_soon(_close, victim.ref)
         await load.close_all()
         await trio.sleep(0.5)
         left = ctx.run.marked()
+    control_figures = control.figures(
+        {
+            "ws_cancel": idle.answers["ws"],
+            "http_cancel": idle.answers["http"],
+            "status": pings["idle"],
+        },
+        {
+            "ws_cancel": out.answers["ws"],
+            "http_cancel": out.answers["http"],
+            "status": pings["load"],
+        },
+        gc_after,
+    )
     summary = out.summary()
     tally: Tally = load.tally
     made = sum(out.kinds.values())
@@ -309,9 +351,12 @@ async def measure(ctx: Context) -> dict[str, Any]:
             "to_procs_gone_ms": summary["overall"]["to_procs_gone"],
             "by_surface": summary["by_surface"],
             "load": {"sessions": sizes.sessions, "think_s": sizes.load_think, **level},
+            **control_figures,
         },
         "invariants": {
-            "every_cancel_observed": not out.problems and made == sizes.cancels,
+            "every_cancel_observed": not out.problems
+            and not idle.problems
+            and made == sizes.cancels,
             "load_prompts_answered_or_failed": tally.lost == 0,
             "no_process_left_running": not left,
         },
@@ -320,6 +365,8 @@ async def measure(ctx: Context) -> dict[str, Any]:
             "problems": out.problems[:20],
             "load_turns": tally.as_dict(),
             "processes_left": len(left),
+            "idle_problems": idle.problems[:10],
+            "gc": {"after": gc_after, "storm": control.gc_storm(gc_before, gc_after)},
         },
         "samples": {
             f"{m}_ms": {s: [round(x * 1000, 2) for x in out.by_surface[s][m]] for s in SURFACES}

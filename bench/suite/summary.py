@@ -53,6 +53,17 @@ def _cancel(r: dict[str, Any]) -> list[Row]:
             lat = by[metric]
             if lat["n"]:
                 rows.append(("", f"{metric} ({surface})", _lat(lat), f"n={lat['n']}"))
+    for name in ("ws_cancel", "http_cancel", "status"):
+        c = f["control"][name]
+        rows.append(
+            (
+                "",
+                f"{name}_load_ratio (<= 4)",
+                f"{f[f'{name}_load_ratio']:.2f}",
+                f"p99 {c['load']['p99']:.1f} ms under load / p50 {c['idle']['p50']:.1f} idle",
+            )
+        )
+    rows.append(("", "gc_pause_p99_ms (<= 5)", f"{f['gc_pause_p99_ms']:.2f}", "daemon.stats gc"))
     return rows
 
 

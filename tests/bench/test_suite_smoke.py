@@ -38,6 +38,14 @@ FIGURES = {
         "to_procs_gone_ms",
         "by_surface",
         "load",
+        "ws_cancel_load_ratio",
+        "http_cancel_load_ratio",
+        "status_load_ratio",
+        "ws_cancel_p99_ms",
+        "http_cancel_p99_ms",
+        "status_p99_ms",
+        "gc_pause_p99_ms",
+        "control",
     },
     "steer": {"steer_to_delivered_ms", "steer_to_accepted_ms", "load"},
     "soak": {"loops", "loops_per_s", "growth", "series_growth", "end"},
@@ -99,6 +107,13 @@ def test_the_json_has_every_figure(smoke: tuple[dict[str, Any], str, Path]) -> N
     cancel = data["scenarios"]["cancel"]["figures"]
     assert cancel["cancels"] == 6
     assert cancel["to_event_ms"]["n"] == 6
+    # Control under load: each request's p99 under load over its own idle p50.
+    for name in ("ws_cancel", "http_cancel", "status"):
+        idle, load = cancel["control"][name]["idle"], cancel["control"][name]["load"]
+        assert idle["n"] > 0 and idle["p50"] > 0 and load["n"] > 0, name
+        assert cancel[f"{name}_p99_ms"] == load["p99"]
+        assert cancel[f"{name}_load_ratio"] == pytest.approx(load["p99"] / idle["p50"], rel=0.01)
+    assert cancel["gc_pause_p99_ms"] >= 0
     soak = data["scenarios"]["soak"]["figures"]
     assert soak["end"]["trio_tasks"] > soak["end"]["actors"] > 0  # every actor has a task
     assert set(soak["growth"]) == {"rss_mb", "fds", "threads", "actors", "trio_tasks"}
