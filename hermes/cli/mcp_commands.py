@@ -50,18 +50,24 @@ def _line(row: dict[str, Any]) -> str:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def test_server(name: str, as_json: bool) -> None:
-    """Ping one server and list its tools on its live connection, with timings."""
-    row: dict[str, Any] = run_async(lambda: call_daemon("mcp.test", name=name))
+    """Connect to one server afresh: initialize, list its tools, ping, with timings."""
+    answer: dict[str, Any] = run_async(lambda: call_daemon("mcp.test", name=name))
+    probe, live = answer["probe"], answer["live"]
     if as_json:
-        print_json(row)
-    elif row["ok"]:
+        print_json(answer)
+    elif probe is None:
+        click.echo(f"{name}: {live['state']}: {live.get('reason') or 'not probed'}")
+    elif probe["ok"]:
         click.echo(
-            f"{name}: ok, ping {row['ping_ms']:g} ms, tools/list {row['list_ms']:g} ms "
-            f"({row['listed']} listed, {len(row['tools'])} offered)"
+            f"{name}: ok over {probe['transport']} ({probe['server']}): connect+initialize "
+            f"{probe['connect_ms']:g} ms, tools/list {probe['list_ms']:g} ms "
+            f"({probe['listed']} tools), ping {probe['ping_ms']:g} ms"
         )
     else:
-        click.echo(f"{name}: {row['state']}: {row.get('reason') or 'not connected'}")
-    if not row["ok"]:
+        click.echo(f"{name}: failed over {probe['transport']}: {probe['reason']}")
+    if not as_json:
+        click.echo(f"  live connection: {_line(live)}")
+    if probe is None or not probe["ok"]:
         raise SystemExit(1)
 
 

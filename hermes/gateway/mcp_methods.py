@@ -48,9 +48,15 @@ def mcp_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
     async def mcp_test(p: Params) -> Any:
         name = p.text("name")
         p.done()
-        from hermes.mcp.server import TestServer
+        from hermes.mcp.probe import probe
+        from hermes.mcp.server import GetConfig, GetStatus
 
-        return await (await server(name)).call(TestServer(), timeout=MCP_CALL_TIMEOUT)
+        ref = await server(name)
+        live: dict[str, Any] = await ref.call(GetStatus(), timeout=MCP_CALL_TIMEOUT)
+        if live["state"] == "disabled" or str(live["reason"]).startswith("not started:"):
+            return {"live": live, "probe": None}  # disabled, or blocked: never spawned
+        config = await ref.call(GetConfig(), timeout=MCP_CALL_TIMEOUT)
+        return {"live": live, "probe": await probe(config)}
 
     def switch(on: bool) -> Method:
         async def handler(p: Params) -> Any:

@@ -78,8 +78,8 @@ class SetEnabled(Call[dict[str, object]]):
 
 
 @attrs.frozen(slots=True)
-class TestServer(Call[dict[str, object]]):
-    """Ping and list on the live connection, with timings; the state when it is down."""
+class GetConfig(Call[ServerConfig]):
+    """The server's configuration (what ``hermes mcp test`` probes)."""
 
 
 class McpServerActor(Actor):
@@ -116,8 +116,8 @@ class McpServerActor(Actor):
     async def receive(self, message: object) -> object:
         if isinstance(message, GetStatus):
             return self.link.snapshot()
-        if isinstance(message, TestServer):
-            return await self._test()
+        if isinstance(message, GetConfig):
+            return self.link.config
         if isinstance(message, SetEnabled):
             await self._set_enabled(message.on)
             return self.link.snapshot()
@@ -139,29 +139,6 @@ class McpServerActor(Actor):
                     self.registry.unregister(tool.name)
             self.link.disable()
             log.info("MCP server %s disabled", self.link.name)
-
-    async def _test(self) -> dict[str, object]:
-        """One ping and one listing on the live connection, timed (``hermes mcp test``)."""
-        report: dict[str, object] = self.link.snapshot()
-        session = self.link.session
-        if session is None:
-            return {**report, "ok": False}
-        try:
-            with trio.fail_after(self.options.ping_timeout):
-                began = trio.current_time()
-                await session.send_ping()
-                pinged = trio.current_time()
-                listed = await session.list_tools()
-                done = trio.current_time()
-        except Exception as exc:  # the server's failure is this answer, not the actor's
-            return {**report, "ok": False, "reason": describe(exc)}
-        return {
-            **report,
-            "ok": True,
-            "ping_ms": round((pinged - began) * 1000, 2),
-            "list_ms": round((done - pinged) * 1000, 2),
-            "listed": len(listed.tools),
-        }
 
     async def on_stop(self, reason: ExitReason) -> None:
         self.link.stopped()
@@ -313,22 +290,9 @@ class McpServerActor(Actor):
                     return f"it did not answer a ping within {self.options.ping_timeout:g} s"
 
     def _transport(self, exited: Exited) -> AbstractAsyncContextManager[Streams]:
-        config = self.link.config
-        if config.command is not None:
-            env = {
-                key: expand(value, self.environ, f"env {key}") for key, value in config.env.items()
-            }
-            argv = [resolve_command(config.command, config.cwd), *config.args]
-            cwd = config.cwd
-            return stdio_transport(argv, env, cwd, exited, grace=self.options.stop_grace)
-        assert config.url is not None
-        headers = {
-            key: expand(value, self.environ, f"header {key}")
-            for key, value in config.headers.items()
-        }
-        if self._sse:
-            return sse_transport(config.url, headers)
-        return http_transport(config.url, headers)
+        return open_transport(
+            self.link.config, self.environ, exited, sse=self._sse, grace=self.options.stop_grace
+        )
 
     async def _list(self, session: ClientSession) -> None:
         listed: list[types.Tool] = []
@@ -381,6 +345,26 @@ class McpServerActor(Actor):
 
 def _ours(tool: object, link: ServerLink) -> bool:
     return isinstance(tool, McpTool) and tool.link is link
+
+
+def open_transport(
+    config: ServerConfig,
+    environ: Mapping[str, str],
+    exited: Exited,
+    *,
+    sse: bool = False,
+    grace: float = 0.5,
+) -> AbstractAsyncContextManager[Streams]:
+    """The server's transport (``${NAME}`` expanded from ``environ``); not yet entered."""
+    if config.command is not None:
+        env = {key: expand(value, environ, f"env {key}") for key, value in config.env.items()}
+        argv = [resolve_command(config.command, config.cwd), *config.args]
+        return stdio_transport(argv, env, config.cwd, exited, grace=grace)
+    assert config.url is not None
+    headers = {
+        key: expand(value, environ, f"header {key}") for key, value in config.headers.items()
+    }
+    return sse_transport(config.url, headers) if sse else http_transport(config.url, headers)
 
 
 def describe(exc: BaseException) -> str:

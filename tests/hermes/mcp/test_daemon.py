@@ -59,9 +59,19 @@ def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path
         assert "cannot start: no configuration" in rows["broken"]["last_error"]
         tested = daemon.cli("mcp", "test", "good")
         assert tested.returncode == 0, tested.stderr
-        assert tested.stdout.startswith("good: ok, ping ") and "tools/list" in tested.stdout
-        tested = daemon.cli("mcp", "test", "broken")
-        assert tested.returncode == 1 and tested.stdout.startswith("broken: down: the server")
+        assert tested.stdout.startswith(
+            "good: ok over stdio (test-server 1.0): connect+initialize "
+        )
+        assert "tools/list" in tested.stdout and "ping" in tested.stdout
+        assert "  live connection: good  stdio  ready" in tested.stdout
+        tested = daemon.cli("mcp", "test", "broken", "--json")
+        assert tested.returncode == 1
+        probe = json.loads(tested.stdout)["probe"]
+        assert probe == {
+            "ok": False,
+            "transport": "stdio",
+            "reason": "the server exited with code 2; stderr: cannot start: no configuration",
+        }
         missing = daemon.cli("mcp", "test", "nosuch")
         assert missing.returncode == 1
         assert "not_found: no running MCP server 'nosuch' (servers: good, broken)" in missing.stderr

@@ -14,6 +14,7 @@ import trio
 
 from actors import ActorSystem
 from hermes.mcp.link import ServerLink
+from hermes.mcp.probe import probe
 from hermes.mcp.server import SetEnabled
 from hermes.tools import (
     ApprovalChoice,
@@ -27,7 +28,7 @@ from hermes.tools import (
     run_batch,
 )
 
-from .conftest import SERVER, StartMcp, ready, stdio, wait_until
+from .conftest import SERVER, StartMcp, mcp_config, ready, stdio, wait_until
 
 
 async def call(
@@ -501,3 +502,28 @@ async def test_an_elicitation_is_put_to_the_person_of_the_calling_session(
     # Unattended: declined without asking.
     assert (await call(mcp.registry, tmp_path, "mcp_t_confirm"))[0] == "elicitation: decline"
     assert len(asked) == 2
+
+
+async def test_a_probe_opens_a_fresh_connection_and_times_it(tmp_path: Path) -> None:
+    [ok] = mcp_config({"t": stdio()}).servers
+    answer = await probe(ok, environ={})
+    assert answer["ok"] and answer["transport"] == "stdio"
+    assert answer["server"] == "test-server 1.0" and answer["listed"] >= 10
+    assert answer["connect_ms"] > 0 and answer["list_ms"] > 0 and answer["ping_ms"] > 0
+    hung = stdio(args=[SERVER, "--hang-at-start"], connect_timeout=1)
+    [mute] = mcp_config({"m": hung}).servers
+    answer = await probe(mute, environ={})
+    assert answer == {
+        "ok": False,
+        "transport": "stdio",
+        "reason": "no answer to initialize within 1 s",
+    }
+    process, url = await start_http_server("--sse")
+    try:
+        [old] = mcp_config({"o": {"url": url, "connect_timeout": 10}}).servers
+        answer = await probe(old)
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+    assert answer["ok"] and answer["transport"] == "sse"
