@@ -1,0 +1,1 @@
+"""Skills: folders of know-how the agent loads when a task needs them."""
