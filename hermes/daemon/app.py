@@ -23,6 +23,7 @@ without dropping sessions.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import secrets
@@ -152,6 +153,14 @@ def _logging(config: Config, paths: Paths) -> logging.Handler:
         raise os_failure(exc, "open the log", paths.log_file) from None
 
 
+GC_THRESHOLDS = (2_000, 100, 100)
+"""The daemon's collector thresholds. A young collection's pause grows with the young
+objects it walks: at ``tune_gc``'s 50,000 one took 30-60 ms under the cancel storm (a
+stall of every request in flight), at 4,000 a few ms, for about the same work in all
+(each object is walked once while young); the older generations stay as rare as
+``tune_gc`` makes them (docs/benchmarks.md, control under load)."""
+
+
 def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: TextIO) -> int:
     """Run the tree (the locks are held and the log is open)."""
     if lock.stale_pid is not None:
@@ -172,7 +181,7 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
         print(f"hermes daemon: {failure}", file=err)
         return 1
     settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
-    tune_gc()
+    tune_gc(GC_THRESHOLDS)
     gc_pauses()  # daemon.stats reports the collector's pauses from here on
     roots: list[ActorRef] = []
 
@@ -191,6 +200,7 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
         )
         print(f"hermes daemon: listening on http://{host}:{port} ({note})", file=out, flush=True)
         log.info("daemon started (pid %s, boot %s)", os.getpid(), settings.boot_id)
+        gc.freeze()  # the start-up heap lives as long as the daemon: never traverse it again
 
     def reload(system: ActorSystem, root: ActorRef) -> None:
         try:

@@ -248,7 +248,7 @@ class SessionsManager(Actor):
             DynamicSupervisor(template, intensity=10, period=10.0), name="sup", shutdown=60.0
         )
         self.sup = SupervisorClient(self.sup_ref, timeout=SESSION_SHUTDOWN + 5)
-        self.settings.sessions_view.attach(self._running_entry)
+        self.settings.sessions_view.attach(self._running_entry, self._status)
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -297,6 +297,15 @@ class SessionsManager(Actor):
             allowlist_source=self.allowlist.current,
             save_always=self.allowlist.save,
         )
+
+    def _status(self) -> dict[str, Any]:
+        """The answer to ``Status`` (also read through the ``SessionsView``)."""
+        return {
+            "model": self.providers.model,
+            "demo": self.providers.demo,
+            "provider": self.providers.base_url,
+            "sessions_running": sum(1 for live in self.live.values() if live.running),
+        }
 
     def _running_entry(self, session_id: str) -> Entry | None:
         """The entry of a running session, None for any other (``SessionsView``)."""
@@ -454,12 +463,7 @@ class SessionsManager(Actor):
         if isinstance(message, Close):
             return await self._close(message.session_id, message.reason)
         if isinstance(message, Status):
-            return {
-                "model": self.providers.model,
-                "demo": self.providers.demo,
-                "provider": self.providers.base_url,
-                "sessions_running": sum(1 for live in self.live.values() if live.running),
-            }
+            return self._status()
         raise RequestError(f"the sessions manager does not handle {type(message).__name__}")
 
     async def _close(self, session_id: str, reason: str) -> object:
@@ -534,6 +538,13 @@ class ManagerClient:
         if isinstance(answer, Failed):
             raise answer.error
         return answer
+
+    async def status(self) -> dict[str, Any]:
+        """The manager's status, read through the view when it is attached."""
+        now = self.view.status() if self.view is not None else None
+        if now is not None:
+            return now  # no checkpoint: on a loaded loop each pass is milliseconds
+        return await self.call(Status())
 
     async def lookup(self, session_id: str) -> Entry:
         running = self.view.running(session_id) if self.view is not None else None

@@ -175,7 +175,7 @@ class Methods:
 
     async def status(self, p: Params) -> Any:
         p.done()
-        info = await self.s.manager.call(Status())
+        info = await self.s.manager.status()
         settings = self.s.settings
         return {
             "pid": os.getpid(),

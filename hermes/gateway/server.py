@@ -77,6 +77,23 @@ log = logging.getLogger("hermes.gateway")
 
 OUT_QUEUE = 256
 """Frames queued per WebSocket client at most (and ``gateway.client_buffer_bytes``)."""
+CONTROL = frozenset(
+    {
+        "cancel",
+        "interrupt",
+        "steer",
+        "redirect",
+        "daemon.status",
+        "approval.respond",
+        "subagent.stop",
+        "subagent.steer",
+        "actor.cancel",
+    }
+)
+"""Control requests: their answers take the out queue's urgent lane, ahead of queued
+events, and they are admitted by a semaphore of their own (``CONTROL_IN_FLIGHT``), so
+they wait neither behind event traffic nor behind the connection's bulk requests."""
+CONTROL_IN_FLIGHT = 8
 CLOSE_GRACE = 1.5
 """Seconds a stopping gateway gives its WebSocket clients to get their last frames."""
 REBIND_FOR = 5.0
@@ -559,6 +576,8 @@ class WsClient:
         self.in_flight = trio.Semaphore(gateway["requests_in_flight"])
         """Held by a request from when it is read until its answer is queued: at the
         bound the reader stops reading, and the client's socket fills."""
+        self.control_in_flight = trio.Semaphore(CONTROL_IN_FLIGHT)
+        """The same for control requests (``CONTROL``), apart from the others."""
         self.out = OutQueue(gateway["client_buffer_bytes"], OUT_QUEUE)
         self.subscriptions: dict[str, trio.CancelScope] = {}
         self.work = trio.CancelScope()
@@ -658,10 +677,11 @@ class WsClient:
                 self.binary,
             )
 
-    async def _send(self, frame: dict[str, Any]) -> None:
-        """Queue ``frame``, waiting for room; dropped if the connection is closing."""
+    async def _send(self, frame: dict[str, Any], urgent: bool = False) -> None:
+        """Queue ``frame`` (ahead of events if ``urgent``), waiting for room; dropped if
+        the connection is closing."""
         with contextlib.suppress(trio.ClosedResourceError):
-            await self.out.put(self._encode(frame))
+            await self.out.put(self._encode(frame), urgent=urgent)
 
     async def _reader(self) -> None:
         while True:
@@ -683,10 +703,13 @@ class WsClient:
             except protocol.ProtocolError as exc:
                 await self._send(protocol.error_frame(exc.request_id, exc.code, str(exc)))
                 continue
-            await self.in_flight.acquire()
-            self.nursery.start_soon(self._handle, request_id, method, params)
+            slots = self.control_in_flight if method in CONTROL else self.in_flight
+            await slots.acquire()
+            self.nursery.start_soon(self._handle, request_id, method, params, slots)
 
-    async def _handle(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+    async def _handle(
+        self, request_id: Any, method: str, params: dict[str, Any], slots: trio.Semaphore
+    ) -> None:
         try:
             try:
                 if self.shared.stopping and method != "events.unsubscribe":
@@ -707,9 +730,9 @@ class WsClient:
                     frame = protocol.result_frame(request_id, result)
             except Exception as exc:
                 frame = _error(request_id, method, exc)
-            await self._send(frame)
+            await self._send(frame, urgent=slots is self.control_in_flight)
         finally:
-            self.in_flight.release()  # only once the answer is queued
+            slots.release()  # only once the answer is queued
 
     async def _subscribe(self, request_id: Any, params: dict[str, Any]) -> None:
         from .params import Params

@@ -59,3 +59,17 @@ def test_a_stopping_manager_detaches_only_its_own_lookup() -> None:
     assert view.running("s-2") is new["s-2"]
     view.detach(new.get)
     assert view.running("s-2") is None
+
+
+async def test_the_status_is_read_through_the_view_until_the_manager_detaches() -> None:
+    view = SessionsView()
+    status = {"model": "m", "sessions_running": 3}
+    running: dict[str, Entry] = {}
+    view.attach(running.get, lambda: status)
+    ref = Ref({"model": "m", "sessions_running": 0, "from": "the manager"})
+    client = ManagerClient(ref, view=view)
+    assert await client.status() is status
+    assert ref.calls == []  # no call: a status probe never waits in the manager's mailbox
+    view.detach(running.get)
+    assert (await client.status())["from"] == "the manager"
+    assert [type(m).__name__ for m in ref.calls] == ["Status"]
