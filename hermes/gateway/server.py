@@ -94,6 +94,10 @@ CONTROL = frozenset(
 events, and they are admitted by a semaphore of their own (``CONTROL_IN_FLIGHT``), so
 they wait neither behind event traffic nor behind the connection's bulk requests."""
 CONTROL_IN_FLIGHT = 8
+INLINE = frozenset({"daemon.status"})
+"""Requests the reader serves itself rather than in a task of their own: they never
+wait for anything (``daemon.status`` reads ``SessionsView``), and a task's start is one
+more scheduler pass, milliseconds each on a loaded daemon."""
 CLOSE_GRACE = 1.5
 """Seconds a stopping gateway gives its WebSocket clients to get their last frames."""
 REBIND_FOR = 5.0
@@ -705,7 +709,10 @@ class WsClient:
                 continue
             slots = self.control_in_flight if method in CONTROL else self.in_flight
             await slots.acquire()
-            self.nursery.start_soon(self._handle, request_id, method, params, slots)
+            if method in INLINE:  # answered in this pass, not in a task's next one
+                await self._handle(request_id, method, params, slots)
+            else:
+                self.nursery.start_soon(self._handle, request_id, method, params, slots)
 
     async def _handle(
         self, request_id: Any, method: str, params: dict[str, Any], slots: trio.Semaphore
