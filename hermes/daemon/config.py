@@ -122,6 +122,20 @@ def _host_names(value: Any) -> str | None:
     return None
 
 
+def _skill_names(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(
+        isinstance(v, str) and re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", v) for v in value
+    )
+    return None if ok else "a list of skill names like 'commit-message'"
+
+
+def _dir_list(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(
+        isinstance(v, str) and v.startswith(("/", "~")) for v in value
+    )
+    return None if ok else "a list of absolute directory paths"
+
+
 def _finding_keys(value: Any) -> str | None:
     ok = isinstance(value, list) and all(
         isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value
@@ -214,6 +228,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "enabled": Key(True, _bool, "MEMORY.md / USER.md, the memory tool and reviews"),
         "memory_chars": Key(2200, _int(100), "cap of MEMORY.md (agent notes), in characters"),
         "user_chars": Key(1375, _int(100), "cap of USER.md (user profile), in characters"),
+    },
+    "skills": {
+        "enabled": Key(True, _bool, "skills: the index in the prompt and the skill_view tool"),
+        "pinned": Key([], _skill_names, "skills loaded in full at every session start"),
+        "trusted_projects": Key(
+            [], _dir_list, "project directories whose .hermes/skills are read (hermes skills trust)"
+        ),
     },
     "approvals": {
         "mode": Key(
