@@ -19,7 +19,14 @@ import apsw
 from hermes.codec import CodecError, unpack_blocks
 from hermes.model.types import Message, Role
 
-from . import compaction_queries, delegation_queries, event_queries, flag_queries, process_queries
+from . import (
+    compaction_queries,
+    cron_queries,
+    delegation_queries,
+    event_queries,
+    flag_queries,
+    process_queries,
+)
 from .errors import (
     CorruptRecord,
     InvalidRequest,
@@ -537,4 +544,9 @@ _HANDLERS: dict[type[Request[Any]], Callable[[apsw.Connection, Any, Abort], Any]
     event_queries.LastEventSeq: event_queries.last_event_seq,
     flag_queries.SetYolo: flag_queries.set_yolo,
     flag_queries.GetYolo: flag_queries.get_yolo,
+    cron_queries.SaveJob: cron_queries.save_job,
+    cron_queries.DeleteJob: cron_queries.delete_job,
+    cron_queries.RecordRun: cron_queries.record_run,
+    cron_queries.ListJobs: cron_queries.list_jobs,
+    cron_queries.ListRuns: cron_queries.list_runs,
 }

@@ -235,6 +235,41 @@ CREATE TABLE session_flags (
 );
 """
 
+_V9 = """
+CREATE TABLE cron_jobs (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    name TEXT NOT NULL,
+    schedule TEXT NOT NULL CHECK (length(schedule) > 0),
+    tz TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    cwd TEXT,
+    model TEXT,
+    toolsets TEXT,
+    overlap TEXT NOT NULL CHECK (overlap IN ('skip', 'queue', 'cancel')),
+    timeout REAL NOT NULL CHECK (timeout >= 0),
+    state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    next_run_at REAL,
+    last_run_at REAL,
+    last_outcome TEXT,
+    last_detail TEXT,
+    last_session_id TEXT,
+    runs INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE cron_runs (
+    id INTEGER PRIMARY KEY,
+    job_id TEXT NOT NULL,
+    scheduled_for REAL,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    outcome TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    session_id TEXT
+);
+CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -244,6 +279,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "full-text index in batches (fts_pending queue)", _V6),
     Migration(7, "foreground tool process groups (processes.tool_use_id)", _V7),
     Migration(8, "session flags (the yolo switch survives restarts)", _V8),
+    Migration(9, "scheduled jobs and their runs (cron)", _V9),
 )
 """Every schema change ever made, in order; append, never edit."""
 

@@ -1,0 +1,123 @@
+"""Building and editing ``CronJob`` rows from what a surface sends, with precise errors."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from hermes.store.cron_queries import OVERLAP_POLICIES, CronJob
+
+from .schedule import Schedule, ScheduleError, parse_schedule
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds of inactivity before a run is cut off (seed #186: HERMES_CRON_TIMEOUT's 600)."""
+PROMPT_LIMIT = 100_000
+NAME_LIMIT = 200
+EDITABLE = ("name", "schedule", "tz", "prompt", "cwd", "model", "toolsets", "overlap", "timeout")
+
+
+class JobError(ValueError):
+    """A job's field that cannot be used; the message names it."""
+
+
+def new_id() -> str:
+    return "job-" + secrets.token_hex(4)
+
+
+def _text(name: str, value: object, limit: int, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise JobError(f"{name} must be a non-empty string, got {value!r}")
+    if len(value) > limit:
+        raise JobError(f"{name} is {len(value)} characters, more than {limit}")
+    return value
+
+
+def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the editable fields present in ``fields`` (schedule excepted)."""
+    unknown = sorted(set(fields) - set(EDITABLE))
+    if unknown:
+        raise JobError(f"unknown job field {unknown[0]!r} (fields: {', '.join(EDITABLE)})")
+    out: dict[str, Any] = {}
+    if "name" in fields:
+        out["name"] = _text("name", fields["name"], NAME_LIMIT)
+    if "prompt" in fields:
+        out["prompt"] = _text("prompt", fields["prompt"], PROMPT_LIMIT)
+    if "cwd" in fields:
+        out["cwd"] = _text("cwd", fields["cwd"], 4096, optional=True)
+    if "model" in fields:
+        out["model"] = _text("model", fields["model"], NAME_LIMIT, optional=True)
+    if "toolsets" in fields:
+        toolsets = fields["toolsets"]
+        if toolsets is not None:
+            if not isinstance(toolsets, (list, tuple)) or not all(
+                isinstance(t, str) and t.strip() for t in toolsets
+            ):
+                raise JobError(f"toolsets must be a list of names, got {toolsets!r}")
+            toolsets = tuple(toolsets)
+        out["toolsets"] = toolsets
+    if "overlap" in fields:
+        if fields["overlap"] not in OVERLAP_POLICIES:
+            raise JobError(
+                f"overlap must be one of {', '.join(OVERLAP_POLICIES)}, got {fields['overlap']!r}"
+            )
+        out["overlap"] = fields["overlap"]
+    if "timeout" in fields:
+        timeout = fields["timeout"]
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 <= timeout < math.inf
+        ):
+            raise JobError(f"timeout must be seconds >= 0 (0: no limit), got {timeout!r}")
+        out["timeout"] = float(timeout)
+    if "tz" in fields:
+        out["tz"] = fields["tz"]
+    if "schedule" in fields:
+        out["schedule"] = fields["schedule"]
+    return out
+
+
+def new_job(fields: Mapping[str, Any], *, now: float) -> tuple[CronJob, Schedule]:
+    """A new job from ``fields`` (``schedule`` and ``prompt`` required)."""
+    for required in ("schedule", "prompt"):
+        if required not in fields:
+            raise JobError(f"a job needs a {required}")
+    checked = check_fields(fields)
+    schedule = parse_schedule(checked["schedule"], checked.get("tz", "UTC"), now=now)
+    prompt = checked["prompt"]
+    job = CronJob(
+        id=new_id(),
+        name=checked.get("name") or prompt.strip().splitlines()[0][:60],
+        schedule=schedule.text,
+        tz=schedule.tz,
+        prompt=prompt,
+        cwd=checked.get("cwd"),
+        model=checked.get("model"),
+        toolsets=checked.get("toolsets"),
+        overlap=checked.get("overlap", "skip"),
+        timeout=checked.get("timeout", DEFAULT_TIMEOUT),
+        created_at=now,
+        updated_at=now,
+    )
+    return job, schedule
+
+
+def edited(job: CronJob, fields: Mapping[str, Any], *, now: float) -> tuple[CronJob, Schedule]:
+    """``job`` with ``fields`` changed; a new schedule or zone is parsed again."""
+    checked = check_fields(fields)
+    again = "schedule" in checked
+    schedule_text = checked.pop("schedule", job.schedule)
+    tz = checked.pop("tz", job.tz)
+    # a stored one-shot time is not refused for being past unless it is being set now
+    schedule = parse_schedule(schedule_text, tz, now=now if again else 0.0)
+    changed = attrs.evolve(job, **checked, schedule=schedule.text, tz=schedule.tz, updated_at=now)
+    return changed, schedule
+
+
+__all__ = ["JobError", "ScheduleError", "check_fields", "edited", "new_job"]
