@@ -16,6 +16,7 @@ answer, which the session gives once the turn is settled and persisted.
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
 
@@ -60,7 +61,7 @@ def ratio(load: list[float], idle: list[float]) -> float:
     """p99 under load over p50 idle (0.0 without samples)."""
     if not load or not idle:
         return 0.0
-    base = percentile(idle, 0.5)
+    base = statistics.median(idle)  # as ``latency_ms`` reports it
     return round(percentile(load, 0.99) / base, 3) if base > 0 else 0.0
 
 
