@@ -5,6 +5,7 @@
     |-- providers   the model client; the fake provider (offline demo model) without a key
     |-- sessions    SessionsManager -> sup (dynamic) -> session-<id> ...
     |-- gateway     WebSocket + HTTP on one loopback port, one actor per connection
+    |-- cron        the scheduler of jobs (hermes/cron; each run a fresh session)
     `-- watchdog    the event-loop stall detector
 
 ``rest_for_one`` rather than the sketch's one_for_one: each child uses the
@@ -32,6 +33,7 @@ import time
 from typing import TextIO
 
 from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tune_gc
+from hermes.cron import cron_tree
 from hermes.store import StoreActor
 from hermes.tools.env import record_user_umask
 from supervisors import (
@@ -45,6 +47,7 @@ from supervisors import (
 )
 
 from .config import Config, ConfigError, load_config, prepare, reload_changes
+from .cron_runner import locate as cron_locate
 from .exitnote import GiveUpWatch, StartWatch, describe_exit
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
@@ -88,6 +91,7 @@ def build_root(settings: Settings, token: str) -> Supervisor:
             ChildSpec("providers", ProvidersActor, args=(settings.config,), shutdown=3.0),
             ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
             ChildSpec("gateway", GatewayActor, args=(settings, token), shutdown=3.0),
+            ChildSpec("cron", cron_tree, args=(cron_locate(settings),), shutdown=25.0),
             task_spec("watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT),
         ],
         SupervisorFlags(strategy=Strategy.REST_FOR_ONE, intensity=5, period=30.0),

@@ -69,6 +69,7 @@ from hermes.subagents import DelegationError, UnknownSubagent
 from hermes.tools import ApprovalChoice
 
 from .checkpoint_methods import checkpoint_methods
+from .cron_methods import cron_methods
 from .heap_methods import heap_methods
 from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
@@ -152,6 +153,7 @@ class Methods:
             **memory_methods(services.memory),
             **checkpoint_methods(services.settings, self.entry),
             **heap_methods(),
+            **cron_methods(services.system, services.root_path),
             **mcp_methods(services.system, services.root_path),
         }
 

@@ -195,6 +195,16 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "subagent.stop": ("session", "subagent", "reason"), "process.list": ("session",),
     "process.kill": ("session", "process"), "mcp.list": (), "mcp.test": ("name",),
     "mcp.enable": ("name",), "mcp.disable": ("name",),
+    "cron.add": (
+        "schedule", "prompt", "name", "tz", "cwd", "model", "toolsets", "overlap", "timeout",
+        "paused",
+    ),
+    "cron.edit": (
+        "job", "schedule", "prompt", "name", "tz", "cwd", "model", "toolsets", "overlap",
+        "timeout",
+    ),
+    "cron.list": (), "cron.get": ("job",), "cron.pause": ("job",), "cron.resume": ("job",),
+    "cron.run": ("job",), "cron.rm": ("job",), "cron.runs": ("job", "limit"),
     "checkpoint.list": ("dir",), "checkpoint.diff": ("dir", "number"),
     "checkpoint.restore": ("dir", "number", "session"),
     "events.subscribe": ("session", "since", "epoch", "approvals"),
