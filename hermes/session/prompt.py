@@ -1,6 +1,7 @@
 """The session's system prompt, in three cache tiers, built once per session.
 
-- **stable**: identity and tool guidance (cache breakpoint after it);
+- **stable**: identity, tool guidance and the skills index with any pinned
+  skills (``hermes.skills``; cache breakpoint after it);
 - **context**: the project context file found from the working directory and
   the caller's own system text (cache breakpoint after it);
 - **volatile**: memory snapshot and date (no breakpoint: it may change between
@@ -17,12 +18,15 @@ chain from the git root down to the working directory, ``CLAUDE.md``, then
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+import trio
 
 from hermes.memory import MemoryStore
-from hermes.model.types import TextBlock
+from hermes.model.types import Message, TextBlock
+from hermes.skills import SkillLibrary, SkillViewTool, system_parts, told_index, user_text
 from hermes.tools import ToolRegistry
 
 from .config import SessionConfig
@@ -45,6 +49,8 @@ class PromptParts:
     today: datetime.date
     identity: str = DEFAULT_IDENTITY
     tool_guidance: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    """The skills index, then pinned skills (``hermes.skills.system_parts``)."""
     caller_system: str | None = None
     memory_snapshot: str | None = None
     load_context_files: bool = True
@@ -52,7 +58,13 @@ class PromptParts:
 
 def build_system_prompt(parts: PromptParts) -> tuple[TextBlock, ...]:
     """The system prompt blocks: stable tier, context tier (if any), volatile tier."""
-    stable = "\n\n".join([parts.identity.strip(), *(g.strip() for g in parts.tool_guidance if g)])
+    stable = "\n\n".join(
+        [
+            parts.identity.strip(),
+            *(g.strip() for g in parts.tool_guidance if g),
+            *(s.strip() for s in parts.skills if s),
+        ]
+    )
     blocks = [TextBlock(stable, cache=True)]
     context: list[str] = []
     if parts.load_context_files:
@@ -137,13 +149,56 @@ def session_system_prompt(
     snapshot = config.memory_snapshot
     if memory is not None and not config.unattended:
         snapshot = memory.snapshot()
+    library = skill_library(registry)
+    skills = (
+        system_parts(library, config.cwd, tools=registry.names(), pin=not config.unattended)
+        if library is not None
+        else ()
+    )
     return build_system_prompt(
         PromptParts(
             cwd=config.cwd,
             today=datetime.date.today(),
             tool_guidance=guidance,
+            skills=skills,
             caller_system=config.system,
             memory_snapshot=snapshot,
             load_context_files=config.load_context_files,
+        )
+    )
+
+
+def skill_library(registry: ToolRegistry) -> SkillLibrary | None:
+    """The skill library behind the registry's ``skill_view`` tool, if it has one."""
+    tool = registry.get("skill_view")
+    return tool.library if isinstance(tool, SkillViewTool) else None
+
+
+async def turn_text(
+    config: SessionConfig,
+    registry: ToolRegistry,
+    system: Sequence[TextBlock],
+    messages: Sequence[Message],
+    text: str,
+    *,
+    from_person: bool,
+) -> str:
+    """The user message a turn sends for ``text``: ``/skill-name args`` expanded (a
+    person's only) and the skills delta note prefixed when the set changed."""
+    library = skill_library(registry)
+    if library is None:
+        return text
+    told = told_index(
+        system[0].text if system else "",
+        (m.text() for m in messages if m.role == "user"),
+    )
+    return await trio.to_thread.run_sync(
+        lambda: user_text(
+            library,
+            config.cwd,
+            text,
+            told=told,
+            from_person=from_person,
+            tools=registry.names(),
         )
     )

@@ -109,7 +109,7 @@ from .messages import (
     StopSubagent,
 )
 from .outcome import TurnEnd, TurnResult
-from .prompt import session_system_prompt
+from .prompt import session_system_prompt, turn_text
 from .reviews import ReviewDue, ReviewHost
 from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnProgress
 
@@ -564,6 +564,17 @@ class SessionActor(Actor):
     ) -> int:
         """Spawn the next turn actor: for ``item`` (a prompt), or a compaction job."""
         await self.reviews.cancel(self.ctx, "a new turn started")
+        prompt: tuple[TextBlock, ...] = ()
+        if item is not None:  # a person's /skill-name expanded, the skills delta note added
+            text = await turn_text(
+                self.config,
+                self.deps.registry,
+                self.keeper.system,
+                self.conversation.messages,
+                item.text,
+                from_person=item.delivered is None,
+            )
+            prompt = (TextBlock(text),)
         self.turn_number += 1
         number = self.turn_number
         controls = TurnControls(self.config.steer_capacity)
@@ -576,7 +587,6 @@ class SessionActor(Actor):
             tools_ctx=self.tools_ctx,
             approvals=self.approvals,
         )
-        prompt = (TextBlock(item.text),) if item is not None else ()
         progress = TurnProgress.before(self.conversation)
         actor = TurnActor(number, prompt, deps, self.conversation, controls, progress, start)
         ref = await self.ctx.spawn_task(actor, name=f"turn-{number}", shutdown=0)

@@ -1,0 +1,42 @@
+"""``/skill-name args``: a person's message that invokes a skill (seeds #6, #30).
+
+A message whose first word is ``/`` and a skill's name (``_`` and ``-``
+interchangeable) becomes an activation note, the skill's body, its folder,
+the list of its supporting files and then the person's own instruction. Any
+other message, including an unknown ``/word``, is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .format import Skill
+from .library import SkillSet
+
+_SLASH = re.compile(r"/([A-Za-z0-9][A-Za-z0-9_-]{0,63})(?:\s+|$)")
+
+
+def skill_invocation(text: str, skills: SkillSet) -> tuple[Skill, str] | None:
+    """(the skill, the rest of the message) when ``text`` invokes one, else None."""
+    match = _SLASH.match(text.lstrip())
+    if match is None:
+        return None
+    skill = skills.get(match.group(1))
+    if skill is None:
+        return None
+    return skill, text.lstrip()[match.end() :].strip()
+
+
+def invocation_message(skill: Skill, instruction: str) -> str:
+    """The user message that runs ``skill`` with the person's ``instruction``."""
+    parts = [
+        f'[The person invoked the skill "{skill.name}". Follow it for this request.]',
+        skill.body.strip(),
+        f"Skill folder: {skill.directory}",
+    ]
+    files = skill.supporting_files()
+    if files:
+        listing = "\n".join(f"- {f}" for f in files)
+        parts.append(f"Supporting files (load with skill_view and file):\n{listing}")
+    parts.append(f"The person's request: {instruction}" if instruction else "No further request.")
+    return "\n\n".join(parts)
