@@ -42,6 +42,7 @@ from hermes.session import (
     SessionError,
     SessionHandle,
 )
+from hermes.skills import SkillLibrary, SkillViewTool
 from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
 from hermes.store.event_queries import LastEventSeq
 from hermes.subagents import SubagentRuntime, with_delegation
@@ -227,6 +228,13 @@ class SessionsManager(Actor):
         self.allowlist = AllowlistFile(self.settings.paths.config_file)
         if self.memory is not None:
             self.registry.register(MemoryTool(self.memory.limits))
+        if config.get("skills", "enabled"):  # the index in each prompt, skill_view to load one
+            skills = SkillLibrary(
+                config.data_dir(self.settings.paths) / "skills",
+                trusted_projects=tuple(config.get("skills", "trusted_projects")),
+                pinned=tuple(config.get("skills", "pinned")),
+            )
+            self.registry.register(SkillViewTool(skills))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
             from hermes.mcp.sampling import Sampler  # the SDK loads only when used
             from hermes.mcp.supervisor import McpSupervisor
