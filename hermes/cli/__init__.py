@@ -5,6 +5,7 @@
 | ``app.py`` | the group; shared helpers (paths, finding or starting the daemon, errors) |
 | ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
+| ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]`` |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
@@ -17,6 +18,7 @@ from . import (
     bench,
     chat,
     commands,
+    cron_commands,
     daemon_commands,
     fake_provider,
     mcp_commands,
@@ -29,6 +31,7 @@ __all__ = [
     "bench",
     "chat",
     "commands",
+    "cron_commands",
     "daemon_commands",
     "fake_provider",
     "main",

@@ -19,6 +19,8 @@
 | `POST /memory/pending/{proposal}/{approve,reject}` | `memory.approve` / `memory.reject` |
 | `GET /checkpoints?dir=`, `GET /checkpoints/diff?dir=&number=` | `checkpoint.list`, `.diff` |
 | `POST /checkpoints/restore` `{"dir": ..., "number": ..., "session": ...}` | `checkpoint.restore` |
+| `GET /cron`, `POST /cron`, `GET /cron/{job}`, `GET /cron/{job}/runs` | `cron.*` |
+| `POST /cron/{job}/{edit,pause,resume,run,rm}` | `cron.*` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -44,6 +46,7 @@ import trio
 from hermes.daemon.settings import Settings
 
 from . import protocol
+from .cron_methods import cron_route
 from .frames import json_text
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
@@ -235,6 +238,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return "mcp.list", {}
     if verb == "POST" and len(parts) == 3 and parts[0] == "mcp" and parts[2] in _MCP_VERBS:
         return _MCP_VERBS[parts[2]], {"name": parts[1]}
+    if parts and parts[0] == "cron":
+        return cron_route(verb, parts[1:], body)
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
     if parts and parts[0] == "checkpoints":

@@ -1,0 +1,74 @@
+"""Scheduled jobs in a real daemon (offline demo model): runs, records, restarts, surfaces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hermes.gateway.client import Client, GatewayError, connect
+from tests.hermes.daemon.daemon_proc import Daemon, running_daemon
+
+BOUND = 60.0
+
+
+async def until_ok(client: Client, job_id: str, count: int) -> list[dict[str, Any]]:
+    """The job's successful runs (newest first) once there are ``count`` (bounded).
+
+    A run that comes due while one still runs is recorded ``skipped`` on a busy
+    machine; only the ``ok`` ones are counted."""
+    with trio.fail_after(BOUND):
+        while True:
+            runs: list[dict[str, Any]] = await client.call("cron.runs", job=job_id)
+            done = [run for run in runs if run["outcome"] == "ok"]
+            if len(done) >= count:
+                return done
+            await trio.sleep(0.1)
+
+
+def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: Path) -> None:
+    async def first(daemon: Daemon) -> str:
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            with pytest.raises(GatewayError) as bad:
+                await client.call("cron.add", schedule="*/5 * *", prompt="x")
+            assert bad.value.code == "invalid_params"
+            assert "5 fields" in bad.value.message and "'*/5 * *'" in bad.value.message
+            with pytest.raises(GatewayError, match="unknown time zone 'Nowhere/City'"):
+                await client.call("cron.add", schedule="0 9 * * *", tz="Nowhere/City", prompt="x")
+            job = await client.call("cron.add", schedule="every 1s", prompt="cron says hello")
+            (run, *_) = await until_ok(client, job["id"], 1)
+            assert "cron says hello" in run["detail"]  # the demo model echoes the prompt
+            session = await client.call("session.get", session=run["session_id"])
+            assert session["ended"] and session["messages"] >= 2
+            assert session["title"].startswith("cron: ")
+            paused = await client.call("cron.pause", job=job["id"])
+            assert paused["state"] == "paused"
+            with pytest.raises(GatewayError) as unknown:
+                await client.call("cron.run", job="job-nope")
+            assert unknown.value.code == "not_found"
+            return str(job["id"])
+
+    with running_daemon(tmp_path) as daemon:
+        job_id = trio.run(first, daemon)
+        listed = daemon.cli("cron", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert job_id in listed.stdout and "paused" in listed.stdout
+
+    async def second(daemon: Daemon) -> None:
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            (job,) = await client.call("cron.list")
+            assert job["id"] == job_id and job["state"] == "paused" and job["runs"] >= 1
+            before = len(await until_ok(client, job_id, 1))
+            await client.call("cron.resume", job=job_id)
+            await until_ok(client, job_id, before + 1)
+
+    with running_daemon(tmp_path) as daemon:
+        trio.run(second, daemon)
+        shown = daemon.cli("cron", "runs", job_id, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert "ok" in {row["outcome"] for row in json.loads(shown.stdout)}
+        removed = daemon.cli("cron", "rm", job_id)
+        assert removed.returncode == 0 and f"removed {job_id}" in removed.stdout
