@@ -238,6 +238,14 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return "mcp.list", {}
     if verb == "POST" and len(parts) == 3 and parts[0] == "mcp" and parts[2] in _MCP_VERBS:
         return _MCP_VERBS[parts[2]], {"name": parts[1]}
+    if (  # POST /sessions/{id}/mcp/{name}/enable (or disable): that server in that session
+        verb == "POST"
+        and len(parts) == 5
+        and parts[0] == "sessions"
+        and parts[2] == "mcp"
+        and parts[4] in ("enable", "disable")
+    ):
+        return f"mcp.session_{parts[4]}", {"session": parts[1], "name": parts[3]}
     if parts and parts[0] == "cron":
         return cron_route(verb, parts[1:], body)
     if parts and parts[0] == "memory":

@@ -1,4 +1,5 @@
-"""``mcp.list``, ``mcp.test``, ``mcp.enable``, ``mcp.disable``: the daemon's MCP servers.
+"""``mcp.list``, ``mcp.test``, ``mcp.enable``, ``mcp.disable``: the daemon's MCP servers;
+``mcp.session_enable``, ``mcp.session_disable``: one server's tools in one session.
 
 The servers are the children of ``<root>/sessions/mcp`` (``hermes/mcp``); with
 no server configured there is no such actor and ``mcp.list`` answers ``[]``.
@@ -6,6 +7,7 @@ no server configured there is no such actor and ``mcp.list`` answers ``[]``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from actors import ActorRef, ActorSystem
@@ -18,8 +20,10 @@ MCP_CALL_TIMEOUT = 15.0
 """Bound on one server actor's answer (its ping and listing are bounded below it)."""
 
 
-def mcp_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
-    """The ``mcp.*`` entries of the method table."""
+def mcp_methods(
+    system: ActorSystem, root_path: str, lookup: Callable[[Params], Awaitable[Any]]
+) -> dict[str, Method]:
+    """The ``mcp.*`` entries of the method table (``lookup``: a ``session`` param's entry)."""
 
     async def servers() -> list[ChildInfo]:
         ref = system.lookup(f"{root_path}/sessions/mcp")
@@ -68,9 +72,27 @@ def mcp_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
 
         return handler
 
+    def session_switch(on: bool) -> Method:
+        async def handler(p: Params) -> Any:
+            name = p.text("name")
+            entry = await lookup(p)
+            p.done()
+            await server(name)  # a server of this daemon, or not_found
+            off = await entry.handle.set_mcp_server(name, on)
+            return {
+                "session": entry.session_id,
+                "name": name,
+                "enabled": on,
+                "disabled": list(off),
+            }
+
+        return handler
+
     return {
         "mcp.list": mcp_list,
         "mcp.test": mcp_test,
         "mcp.enable": switch(True),
         "mcp.disable": switch(False),
+        "mcp.session_enable": session_switch(True),
+        "mcp.session_disable": session_switch(False),
     }

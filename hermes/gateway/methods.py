@@ -154,7 +154,7 @@ class Methods:
             **checkpoint_methods(services.settings, self.entry),
             **heap_methods(),
             **cron_methods(services.system, services.root_path),
-            **mcp_methods(services.system, services.root_path),
+            **mcp_methods(services.system, services.root_path, self.entry),
         }
 
     @property

@@ -91,6 +91,8 @@ class McpTool(Tool):
         self.remote = tool.name
         self.name = name
         server = link.config.name
+        self.mcp_server = server
+        """Its server's name: a session that turned the server off does not see it."""
         described = (tool.description or tool.title or "").strip()
         self.description = f"[MCP server {server}] {described}".strip()
         self.input_schema = dict(tool.input_schema)

@@ -32,6 +32,7 @@ from .messages import (
     Refused,
     RespondApproval,
     SessionState,
+    SetMcpServer,
     SetYolo,
     Steer,
     SteerSubagent,
@@ -116,6 +117,12 @@ class SessionHandle:
     async def set_yolo(self, on: bool, *, timeout: float | None = None) -> bool:
         """Turn the session's yolo switch on or off; returns the new value."""
         return await self._call(SetYolo(on), timeout)
+
+    async def set_mcp_server(
+        self, server: str, on: bool, *, timeout: float | None = None
+    ) -> tuple[str, ...]:
+        """Turn MCP server ``server``'s tools on or off for this session; the servers now off."""
+        return await self._call(SetMcpServer(server, on), timeout)
 
     async def compress(self, focus: str | None = None, *, timeout: float | None = None) -> Accepted:
         """Compact the transcript (``/compress``): now when idle, else before the next step."""

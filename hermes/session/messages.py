@@ -67,6 +67,14 @@ class SetYolo(Call["bool | Refused"]):
 
 
 @attrs.frozen(slots=True)
+class SetMcpServer(Call["tuple[str, ...] | Refused"]):
+    """Offer (``on``) or stop offering MCP server ``server``'s tools in this session."""
+
+    server: str
+    on: bool
+
+
+@attrs.frozen(slots=True)
 class Compress(Call["Accepted | Refused"]):
     """Compact the transcript now (``/compress``), steering the summary toward ``focus``.
 

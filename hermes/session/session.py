@@ -103,6 +103,7 @@ from .messages import (
     Refused,
     RespondApproval,
     SessionState,
+    SetMcpServer,
     SetYolo,
     Steer,
     SteerSubagent,
@@ -111,6 +112,7 @@ from .messages import (
 from .outcome import TurnEnd, TurnResult
 from .prompt import session_system_prompt, turn_text
 from .reviews import ReviewDue, ReviewHost
+from .tool_view import SessionTools
 from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnProgress
 
 log = logging.getLogger(__name__)
@@ -161,6 +163,8 @@ class SessionActor(Actor):
             raise ValueError("a session given an event hub needs its session_id too")
         self.config = config
         self.deps = deps
+        self.tools = SessionTools(deps.registry)
+        """The shared tools as this session sees them (minus the MCP servers it turned off)."""
         self.session_id = session_id
         self._given_hub = hub
         self.turn_number = 0
@@ -213,7 +217,7 @@ class SessionActor(Actor):
             model=config.model,
             context_window=config.context_window,
             max_tokens=config.max_tokens,
-            tools=self.deps.registry.specs(),
+            tools=self.tools.specs(),
             hub=self.hub,
             build_system=self._build_system_prompt,
             commit_timeout=config.store_timeout,
@@ -266,6 +270,19 @@ class SessionActor(Actor):
             mode=mode,
             judge=judge,
         )
+
+    def _set_mcp_server(self, server: str, on: bool) -> tuple[str, ...]:
+        """Offer (or stop offering) an MCP server's tools here; the servers now off.
+
+        When the set changes, the stable tier of the system prompt is rebuilt with
+        the tools' guidance as it now is (the tool list changed, so the cached
+        prefix is new anyway); the other tiers stay as they were.
+        """
+        if self.tools.set_server(server, on):
+            self.keeper.tools = self.tools.specs()
+            stable = self._build_system_prompt()[0]
+            self.keeper.system = (stable, *self.keeper.system[1:])
+        return tuple(sorted(self.tools.off))
 
     async def _record_yolo(self, on: bool) -> None:
         """Keep the switch in the store, so a restarted session has it (a failure is logged)."""
@@ -388,7 +405,7 @@ class SessionActor(Actor):
                 )
 
     def _build_system_prompt(self) -> tuple[TextBlock, ...]:
-        return session_system_prompt(self.config, self.deps.registry, self.deps.memory)
+        return session_system_prompt(self.config, self.tools, self.deps.memory)
 
     async def on_stop(self, reason: ExitReason) -> None:
         # A turn left running (reported unkillable) must not write once the next
@@ -457,6 +474,8 @@ class SessionActor(Actor):
             self.tools_ctx.approvals.yolo = bool(message.on)  # read by the gate at each command
             await self._record_yolo(bool(message.on))
             return self.tools_ctx.approvals.yolo
+        if isinstance(message, SetMcpServer):
+            return self._set_mcp_server(message.server, message.on)
         if isinstance(message, RespondApproval):
             self.approvals.respond(message.request_id, message.choice)
             return None
@@ -581,7 +600,7 @@ class SessionActor(Actor):
         deps = TurnDeps(
             config=self.config,
             client=self.deps.client,
-            registry=self.deps.registry,
+            registry=self.tools,
             keeper=self.keeper,
             hub=self.hub,
             tools_ctx=self.tools_ctx,
@@ -664,7 +683,7 @@ class SessionActor(Actor):
             turn=turn,
             model=config.model,
             system=self.keeper.system,
-            tools=self.deps.registry.specs(),
+            tools=self.tools.specs(),
             transcript=tuple(self.conversation.messages),
             cwd=config.cwd,
             spill_dir=config.spill_dir,

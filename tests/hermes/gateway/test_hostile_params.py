@@ -195,6 +195,7 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "subagent.stop": ("session", "subagent", "reason"), "process.list": ("session",),
     "process.kill": ("session", "process"), "mcp.list": (), "mcp.test": ("name",),
     "mcp.enable": ("name",), "mcp.disable": ("name",),
+    "mcp.session_enable": ("session", "name"), "mcp.session_disable": ("session", "name"),
     "cron.add": (
         "schedule", "prompt", "name", "tz", "cwd", "model", "toolsets", "overlap", "timeout",
         "paused",

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 from ..daemon.daemon_proc import STARTUP_BOUND, running_daemon
 from .conftest import SERVER
@@ -25,6 +28,21 @@ def processes_with(argument: str) -> list[int]:
         if argument.encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
             found.append(int(entry.name))
     return found
+
+
+def post(url: str, token: str, path: str) -> tuple[int, Any]:
+    """One HTTP POST to the daemon: the status and the JSON body."""
+    request = urllib.request.Request(
+        url.rstrip("/") + path,
+        data=b"{}",
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())["result"]
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
 
 
 def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path: Path) -> None:
@@ -87,6 +105,16 @@ def test_a_daemon_with_a_broken_mcp_server_serves_and_stops_its_servers(tmp_path
         done = daemon.cli("send", "hello there", "--json")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["reason"] == "completed"
+        session = json.loads(done.stdout)["session"]
+        status, answer = post(daemon.url, daemon.token, f"/sessions/{session}/mcp/good/disable")
+        assert (status, answer) == (
+            200,
+            {"session": session, "name": "good", "enabled": False, "disabled": ["good"]},
+        )
+        status, answer = post(daemon.url, daemon.token, f"/sessions/{session}/mcp/good/enable")
+        assert (status, answer["enabled"], answer["disabled"]) == (200, True, [])
+        status, answer = post(daemon.url, daemon.token, f"/sessions/{session}/mcp/nosuch/disable")
+        assert status == 404 and "no running MCP server 'nosuch'" in json.dumps(answer)
     assert processes_with(state) == []  # stopped with the daemon: killed and reaped
 
 

@@ -1,0 +1,109 @@
+"""Per-session enable and disable of an MCP server: one session's switch, another's tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from actors import ActorSystem
+from hermes.fake import FakeProvider, Reply, ToolUse
+from hermes.model import ModelClient
+from hermes.session import SessionConfig, SessionDeps, SessionHandle, start_session
+from hermes.store import StoreClient
+from hermes.tools import ToolRegistry
+
+from ..session.helpers import assert_valid, result_text, results_by_id
+from .conftest import StartMcp, ready, stdio, wait_until
+
+
+async def open_session(
+    system: ActorSystem,
+    store: StoreClient,
+    client: ModelClient,
+    registry: ToolRegistry,
+    tmp_path: Path,
+    name: str,
+) -> SessionHandle:
+    work = tmp_path / name
+    work.mkdir()
+    config = SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / f"spill-{name}")
+    deps = SessionDeps(store=store, client=client, registry=registry)
+    return await start_session(system, config, deps, name=name)
+
+
+def offered(body: dict[str, Any]) -> set[str]:
+    return {t["name"] for t in body["tools"]}
+
+
+def stable_tier(body: dict[str, Any]) -> str:
+    text: str = body["system"][0]["text"]
+    return text
+
+
+async def test_a_session_that_disables_a_server_loses_its_tools_and_the_other_keeps_them(
+    system: ActorSystem,
+    start_mcp: StartMcp,
+    base_registry: ToolRegistry,
+    store: StoreClient,
+    client: ModelClient,
+    fake: FakeProvider,
+    tmp_path: Path,
+) -> None:
+    mcp = await start_mcp({"kb": stdio(), "other": stdio()}, registry=base_registry)
+    await wait_until(mcp.link("kb"), ready)
+    await wait_until(mcp.link("other"), ready)
+    one = await open_session(system, store, client, base_registry, tmp_path, "one")
+    two = await open_session(system, store, client, base_registry, tmp_path, "two")
+
+    fake.enqueue(Reply.of("before"))
+    with trio.fail_after(30):
+        await one.run("hello")
+    before = fake.message_requests[-1].body
+    assert "mcp_kb_echo" in offered(before)
+    assert "Tool mcp_kb_echo:" in stable_tier(before)
+
+    with trio.fail_after(30):
+        assert await one.set_mcp_server("kb", False) == ("kb",)
+        assert await one.set_mcp_server("kb", False) == ("kb",)  # twice: no change
+
+    # The model of session one still asks for the tool: it is unknown there now.
+    fake.enqueue(
+        Reply.of(ToolUse("mcp_kb_echo", {"text": "x"}, id="toolu_gone")),
+        Reply.of("done"),
+    )
+    with trio.fail_after(30):
+        await one.run("use kb")
+    first, second = fake.message_requests[-2].body, fake.message_requests[-1].body
+    for body in (first, second):
+        names = offered(body)
+        assert not any(n.startswith("mcp_kb_") for n in names)
+        assert "mcp_other_echo" in names and "read_file" in names
+        assert "mcp_kb_" not in stable_tier(body)
+    assert stable_tier(first) == stable_tier(second)  # byte-stable while the set holds
+    assert first["system"][1:] == before["system"][1:]  # only the stable tier was rebuilt
+    transcript = await store.load(one.id)
+    assert_valid(transcript)
+    assert "Unknown tool 'mcp_kb_echo'" in result_text(results_by_id(transcript)["toolu_gone"])
+
+    # Session two never turned it off: it still has and calls the server's tools.
+    fake.enqueue(
+        Reply.of(ToolUse("mcp_kb_echo", {"text": "two"}, id="toolu_two")),
+        Reply.of("done"),
+    )
+    with trio.fail_after(30):
+        await two.run("use kb")
+    assert "mcp_kb_echo" in offered(fake.message_requests[-1].body)
+    assert "Tool mcp_kb_echo:" in stable_tier(fake.message_requests[-1].body)
+    assert result_text(results_by_id(await store.load(two.id))["toolu_two"]) == "echo: two"
+
+    # Turned on again, session one is offered the server's tools as before.
+    with trio.fail_after(30):
+        assert await one.set_mcp_server("kb", True) == ()
+    fake.enqueue(Reply.of("back"))
+    with trio.fail_after(30):
+        await one.run("again")
+    again = fake.message_requests[-1].body
+    assert offered(again) == offered(before)
+    assert stable_tier(again) == stable_tier(before)
