@@ -29,6 +29,28 @@ async def until_ok(client: Client, job_id: str, count: int) -> list[dict[str, An
             await trio.sleep(0.1)
 
 
+async def http(daemon: Daemon, verb: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """One HTTP request on a new connection: the status and the JSON body."""
+    endpoint = daemon.endpoint
+    assert endpoint is not None
+    host, port = endpoint.info["host"], int(endpoint.info["port"])
+    data = b"" if body is None else json.dumps(body).encode()
+    head = (
+        f"{verb} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Authorization: Bearer {endpoint.token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    )
+    stream = await trio.open_tcp_stream(host, port)
+    async with stream:
+        await stream.send_all(head.encode() + data)
+        answer = b""
+        while chunk := await stream.receive_some(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    answered = json.loads(rest.partition(b"\r\n\r\n")[2])
+    return int(status_line.split()[1]), answered.get("result", answered.get("error"))
+
+
 def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: Path) -> None:
     async def first(daemon: Daemon) -> str:
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
@@ -64,6 +86,19 @@ def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: P
             before = len(await until_ok(client, job_id, 1))
             await client.call("cron.resume", job=job_id)
             await until_ok(client, job_id, before + 1)
+        status, refused = await http(
+            daemon, "POST", "/cron", {"schedule": "every 5x", "prompt": "x"}
+        )
+        assert status == 400 and "'5x' is not a duration" in json.dumps(refused)
+        status, added = await http(
+            daemon, "POST", "/cron", {"schedule": "0 9 * * 1-5", "tz": "Europe/Paris",
+                                      "prompt": "weekday report", "paused": True},
+        )  # fmt: skip
+        assert status == 200 and added["state"] == "paused" and added["tz"] == "Europe/Paris"
+        status, shown = await http(daemon, "GET", f"/cron/{added['id']}")
+        assert status == 200 and shown["prompt"] == "weekday report"
+        status, gone = await http(daemon, "POST", f"/cron/{added['id']}/rm")
+        assert status == 200 and gone["removed"] == added["id"]
 
     with running_daemon(tmp_path) as daemon:
         trio.run(second, daemon)
