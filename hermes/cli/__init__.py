@@ -8,6 +8,7 @@
 | ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]`` |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
+| ``skills_commands.py`` | ``skills [list|show|trust|untrust]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
@@ -24,6 +25,7 @@ from . import (
     mcp_commands,
     memory_commands,
     safety_commands,
+    skills_commands,
 )
 from .app import main
 
@@ -38,4 +40,5 @@ __all__ = [
     "mcp_commands",
     "memory_commands",
     "safety_commands",
+    "skills_commands",
 ]

@@ -1,0 +1,127 @@
+"""``hermes skills [list|show|trust|untrust]``: the skills a session would see, read from disk.
+
+These read the skill folders and the config file directly (no daemon needed):
+the user's skills under the data directory, the bundled ones, and the
+project's ``.hermes/skills`` when that project is trusted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .app import fail, main, print_json
+
+
+def _library() -> tuple[Any, Path]:
+    from hermes.daemon.config import ConfigError, prepare
+    from hermes.skills import SkillLibrary
+
+    try:
+        config, paths = prepare()
+    except ConfigError as exc:
+        fail(str(exc))
+    library = SkillLibrary(
+        paths.data_dir / "skills",
+        trusted_projects=tuple(config.get("skills", "trusted_projects")),
+        pinned=tuple(config.get("skills", "pinned")),
+    )
+    return library, paths.config_file
+
+
+@main.group("skills", invoke_without_command=True)
+@click.pass_context
+def skills(ctx: click.Context) -> None:
+    """Skills: know-how the agent loads when a task needs it; alone, lists them."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_skills)
+
+
+@skills.command("list")
+@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_skills(cwd: Path = Path("."), as_json: bool = False) -> None:
+    """The skills a session in CWD sees, and the ones skipped or quarantined, with why."""
+    library, _ = _library()
+    seen = library.look(cwd)
+    if as_json:
+        print_json(
+            {
+                "skills": [
+                    {
+                        "name": s.name,
+                        "description": s.description,
+                        "source": s.source,
+                        "path": str(s.directory),
+                    }
+                    for s in seen.sorted()
+                ],
+                "problems": [str(p) for p in seen.problems],
+                "quarantined": [
+                    {"name": q.name, "path": str(q.directory), "reason": q.scan.reason()}
+                    for q in seen.quarantined
+                ],
+                "untrusted_project": None
+                if seen.untrusted_project is None
+                else str(seen.untrusted_project),
+                "user_dir": str(library.user_dir),
+            }
+        )
+        return
+    click.echo(f"user skills: {library.user_dir}")
+    for skill in seen.sorted():
+        click.echo(f"  {skill.name:24} [{skill.source}] {skill.description}")
+    if not seen.skills:
+        click.echo("  (none)")
+    for problem in seen.problems:
+        click.echo(f"skipped: {problem}")
+    for q in seen.quarantined:
+        click.echo(f"quarantined: {q.name} ({q.directory}): {q.scan.reason()}")
+    if seen.untrusted_project is not None:
+        click.echo(
+            f"not read: {seen.untrusted_project}/.hermes/skills (untrusted project; "
+            f"hermes skills trust {seen.untrusted_project})"
+        )
+
+
+@skills.command("show")
+@click.argument("name")
+@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=".")
+def show(name: str, cwd: Path = Path(".")) -> None:
+    """A skill's body and supporting files, as skill_view gives it."""
+    from hermes.skills.tool import view
+
+    library, _ = _library()
+    outcome = view(library.look(cwd), name, None)
+    if outcome.is_error:
+        fail(outcome.content)
+    click.echo(outcome.content)
+
+
+@skills.command("trust")
+@click.argument("project", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def trust(project: Path) -> None:
+    """Read PROJECT's .hermes/skills from now on (each is still threat-scanned)."""
+    _set(project, True)
+
+
+@skills.command("untrust")
+@click.argument("project", type=click.Path(file_okay=False, path_type=Path))
+def untrust(project: Path) -> None:
+    """Stop reading PROJECT's .hermes/skills."""
+    _set(project, False)
+
+
+def _set(project: Path, trusted: bool) -> None:
+    from hermes.skills.trust import TrustError, set_trust
+
+    _, config_file = _library()
+    try:
+        root, changed = set_trust(config_file, project, trusted)
+    except TrustError as exc:
+        fail(str(exc))
+    verb = "trusted" if trusted else "no longer trusted"
+    state = "" if changed else " (already so)"
+    click.echo(f"{root}: {verb}{state}; a running daemon applies it when it restarts")
