@@ -11,6 +11,7 @@ import attrs
 
 from hermes.store.cron_queries import OVERLAP_POLICIES, CronJob
 
+from .scan import PromptRefused, scan_prompt
 from .schedule import Schedule, ScheduleError, parse_schedule
 
 DEFAULT_TIMEOUT = 600.0
@@ -38,6 +39,17 @@ def _text(name: str, value: object, limit: int, *, optional: bool = False) -> st
     return value
 
 
+def checked_prompt(prompt: object) -> str:
+    """A prompt that passes the strict scan (seed #119: create, edit, run-now)."""
+    text = _text("prompt", prompt, PROMPT_LIMIT)
+    assert text is not None
+    try:
+        scan_prompt(text)
+    except PromptRefused as refused:
+        raise JobError(str(refused)) from None
+    return text
+
+
 def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the editable fields present in ``fields`` (schedule excepted)."""
     unknown = sorted(set(fields) - set(EDITABLE))
@@ -47,7 +59,7 @@ def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     if "name" in fields:
         out["name"] = _text("name", fields["name"], NAME_LIMIT)
     if "prompt" in fields:
-        out["prompt"] = _text("prompt", fields["prompt"], PROMPT_LIMIT)
+        out["prompt"] = checked_prompt(fields["prompt"])
     if "cwd" in fields:
         out["cwd"] = _text("cwd", fields["cwd"], 4096, optional=True)
     if "model" in fields:
@@ -120,4 +132,4 @@ def edited(job: CronJob, fields: Mapping[str, Any], *, now: float) -> tuple[Cron
     return changed, schedule
 
 
-__all__ = ["JobError", "ScheduleError", "check_fields", "edited", "new_job"]
+__all__ = ["JobError", "ScheduleError", "check_fields", "checked_prompt", "edited", "new_job"]

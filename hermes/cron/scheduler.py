@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,7 +40,7 @@ from hermes.store import StoreClient, StoreError
 from hermes.store import cron_queries as q
 from hermes.store.cron_queries import CronJob
 
-from .jobs import JobError, edited, new_job
+from .jobs import JobError, checked_prompt, edited, new_job
 from .requests import (
     AddJob,
     CronFailed,
@@ -58,6 +59,9 @@ log = logging.getLogger("hermes.cron")
 
 REANCHOR = 300.0
 """Longest single sleep (seconds): the wall clock is read again at least this often."""
+STORE_RETRY = 30.0
+"""After the store refused to record a fire, due jobs wait this long (trio seconds) before
+the next try: a full disk must not make the scheduler spin or crash."""
 
 
 @attrs.frozen(slots=True)
@@ -110,6 +114,8 @@ class Scheduler(Actor):
         self.running: dict[str, _Run] = {}
         self.tasks: dict[OwnedTask, str] = {}
         self.timer: Timer | None = None
+        self.retry_at = -math.inf
+        """Trio time before which nothing fires again (the store failed)."""
 
     async def on_start(self) -> None:
         self.store, self.runner = self.locate(self.ctx)
@@ -166,6 +172,7 @@ class Scheduler(Actor):
         if not heap:
             return
         delay = min(REANCHOR, max(0.0, heap[0][0] - self.clock()))
+        delay = max(delay, self.retry_at - trio.current_time())
         self.timer = self.ctx.send_after(delay, _Tick())
 
     async def _fire_due(self) -> None:
@@ -180,7 +187,13 @@ class Scheduler(Actor):
             if following is not None and following <= now:
                 following = next_run(schedule, now)  # late: never a burst of runs
             state = "done" if following is None else "active"
-            await self._save(attrs.evolve(job, next_run_at=following, state=state))
+            try:
+                await self._save(attrs.evolve(job, next_run_at=following, state=state))
+            except StoreError as error:  # not run: a run the store cannot record is lost
+                log.error("cron job %s not fired (retry in %gs): %s", job_id, STORE_RETRY, error)
+                self._push(job_id, due)
+                self.retry_at = trio.current_time() + STORE_RETRY
+                return
             if following is not None:
                 self._push(job_id, following)
             await self._start(job_id, due)
@@ -355,6 +368,7 @@ class Scheduler(Actor):
             self._requeue(job)
             return self.view(job)
         if isinstance(message, RunJob):
+            checked_prompt(job.prompt)  # scanned again: the rules may be newer than the row
             await self._start(job.id, None)
             return self.view(self.jobs[job.id])
         if isinstance(message, RemoveJob):
