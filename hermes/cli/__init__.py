@@ -8,7 +8,7 @@
 | ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]`` |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
-| ``skills_commands.py`` | ``skills [list|show|trust|untrust]`` |
+| ``skills_commands.py`` | ``skills [list|show|trust|untrust]``, ``curator [lock|unlock]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |

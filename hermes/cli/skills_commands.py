@@ -1,4 +1,4 @@
-"""``hermes skills [list|show|trust|untrust]``: the skills a session would see, read from disk.
+"""``hermes skills [list|show|trust|untrust]``, ``hermes curator lock|unlock``: read from disk.
 
 These read the skill folders and the config file directly (no daemon needed):
 the user's skills under the data directory, the bundled ones, and the
@@ -125,3 +125,33 @@ def _set(project: Path, trusted: bool) -> None:
     verb = "trusted" if trusted else "no longer trusted"
     state = "" if changed else " (already so)"
     click.echo(f"{root}: {verb}{state}; a running daemon applies it when it restarts")
+
+
+@main.group("curator")
+def curator() -> None:
+    """Skill upkeep; for now only locks (the scheduled curator is not built yet)."""
+
+
+@curator.command("lock")
+@click.argument("name")
+def lock(name: str) -> None:
+    """Lock a user skill: the agent's skill_manage refuses to change it."""
+    _lock(name, True)
+
+
+@curator.command("unlock")
+@click.argument("name")
+def unlock(name: str) -> None:
+    """Let the agent change the skill again."""
+    _lock(name, False)
+
+
+def _lock(name: str, locked: bool) -> None:
+    from hermes.skills import SKILL_FILE
+    from hermes.skills.usage import set_locked
+
+    library, _ = _library()
+    if not (library.user_dir / name / SKILL_FILE).is_file():
+        fail(f"no skill '{name}' in {library.user_dir} (only your own skills can be locked)")
+    set_locked(library.user_dir, name, locked)
+    click.echo(f"{name}: {'locked' if locked else 'unlocked'}")

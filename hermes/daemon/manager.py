@@ -42,7 +42,7 @@ from hermes.session import (
     SessionError,
     SessionHandle,
 )
-from hermes.skills import SkillLibrary, SkillViewTool
+from hermes.skills import SkillLibrary, SkillManageTool, SkillViewTool
 from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
 from hermes.store.event_queries import LastEventSeq
 from hermes.subagents import SubagentRuntime, with_delegation
@@ -235,6 +235,7 @@ class SessionsManager(Actor):
                 pinned=tuple(config.get("skills", "pinned")),
             )
             self.registry.register(SkillViewTool(skills))
+            self.registry.register(SkillManageTool(skills))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
             from hermes.mcp.sampling import Sampler  # the SDK loads only when used
             from hermes.mcp.supervisor import McpSupervisor

@@ -10,6 +10,8 @@ from __future__ import annotations
 from .format import MAX_SKILL_BYTES, SKILL_FILE, Skill, SkillProblem, parse_skill
 from .invoke import invocation_message, skill_invocation
 from .library import BUNDLED_DIR, Quarantined, SkillLibrary, SkillSet, project_root
+from .manage import SkillWriteError, SkillWriter
+from .manage_tool import SkillManageTool
 from .prompt import delta_note, index_of, index_text, pinned_text
 from .scan import Finding, ScanResult, blocked_notice, scan_text
 from .session_skills import system_parts, told_index, user_text
@@ -24,9 +26,12 @@ __all__ = [
     "ScanResult",
     "Skill",
     "SkillLibrary",
+    "SkillManageTool",
     "SkillProblem",
     "SkillSet",
     "SkillViewTool",
+    "SkillWriteError",
+    "SkillWriter",
     "blocked_notice",
     "delta_note",
     "index_of",

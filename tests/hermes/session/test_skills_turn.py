@@ -11,7 +11,7 @@ import trio
 
 from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.session import SessionDeps
-from hermes.skills import SkillLibrary, SkillViewTool
+from hermes.skills import SkillLibrary, SkillManageTool, SkillViewTool
 from hermes.tools import ToolRegistry, default_registry
 
 from .conftest import SessionFactory
@@ -103,3 +103,27 @@ async def test_slash_skill_invokes_it_and_a_new_skill_brings_one_note(
     assert "- added: triage: Sort incoming bugs" in noted and noted.endswith("hello")
     assert "triage" not in system_text(second.body)  # the cached prompt is untouched
     assert _user_texts(third.body)[-1] == "again"  # the note was one-shot
+
+
+async def test_a_skill_the_model_writes_is_announced_on_the_next_turn(
+    open_session: SessionFactory, fake: FakeProvider, skills_dir: Path, registry: ToolRegistry
+) -> None:
+    tool = registry.get("skill_view")
+    assert isinstance(tool, SkillViewTool)
+    registry.register(SkillManageTool(tool.library))
+    content = "---\nname: bisect\ndescription: Find the bad commit\n---\nUse git bisect run.\n"
+    fake.enqueue(
+        Reply.of(
+            ToolUse("skill_manage", {"action": "create", "name": "bisect", "content": content})
+        ),
+        Reply.of("Saved."),
+        Reply.of("ok"),
+    )
+    with trio.fail_after(30):
+        session = await open_session()
+        await session.run("that was hard; keep the recipe")
+        await session.run("next")
+    assert (skills_dir / "bisect" / "SKILL.md").read_text() == content
+    last = fake.message_requests[-1]
+    assert "- added: bisect: Find the bad commit" in _user_texts(last.body)[-1]
+    assert "bisect" not in system_text(last.body)

@@ -12,7 +12,7 @@ from .conftest import write_skill
 
 
 def _hermes(
-    tmp_path: Path, *args: str, cwd: Path | None = None
+    tmp_path: Path, *args: str, cwd: Path | None = None, group: str = "skills"
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -22,7 +22,7 @@ def _hermes(
         "HERMES_RUNTIME_DIR": str(tmp_path / "run"),
     }
     return subprocess.run(
-        [sys.executable, "-m", "hermes", "skills", *args],
+        [sys.executable, "-m", "hermes", group, *args],
         env=env,
         cwd=cwd or tmp_path,
         capture_output=True,
@@ -78,3 +78,15 @@ def test_a_malformed_skill_is_listed_as_skipped(tmp_path: Path, user_dir: Path) 
     assert listed.returncode == 0
     assert f"skipped: {user_dir / 'broken' / 'SKILL.md'}:" in listed.stdout
     assert "'description' is missing" in listed.stdout
+
+
+def test_curator_lock_is_what_skill_manage_obeys(tmp_path: Path, user_dir: Path) -> None:
+    write_skill(user_dir, "mine")
+    locked = _hermes(tmp_path, "lock", "mine", group="curator")
+    assert locked.returncode == 0 and "mine: locked" in locked.stdout
+    usage = json.loads((user_dir / ".usage.json").read_text())
+    assert usage == {"mine": {"locked": True}}
+    missing = _hermes(tmp_path, "lock", "bundled-or-absent", group="curator")
+    assert missing.returncode == 1 and "no skill 'bundled-or-absent'" in missing.stderr
+    _hermes(tmp_path, "unlock", "mine", group="curator")
+    assert json.loads((user_dir / ".usage.json").read_text()) == {}

@@ -1,0 +1,177 @@
+"""Writing skills: create, edit, patch, delete and supporting files, in the user's folder.
+
+Every change lands in the user skills folder only; bundled and project skills
+are read-only (a user skill of the same name overrides them). A change is
+refused, with a message the agent can act on, when the skill is locked by
+the person (except create, seed #151), when the resulting ``SKILL.md`` does
+not parse, or when the threat scan calls it dangerous (the file is left as it
+was, seed #267). ``delete`` moves the folder to ``.archive/`` (recoverable).
+All writes are atomic and serialised by an ``flock`` on ``.lock``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import time
+from pathlib import Path
+
+import attrs
+
+from .format import NAME_RE, SKILL_FILE, SUPPORT_DIRS, Skill, parse_skill
+from .scan import scan_text
+from .usage import is_locked, read_usage, write_atomic, write_usage
+
+ARCHIVE_DIR = ".archive"
+MAX_FILE_BYTES = 200_000
+
+
+class SkillWriteError(Exception):
+    """A refused change; the message says why and what to do instead."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@attrs.frozen(slots=True)
+class SkillWriter:
+    """The write side of one user skills folder."""
+
+    user_dir: Path
+
+    def create(self, name: str, content: str) -> Skill:
+        with self._locked():
+            folder = self._folder(name)
+            if folder.exists():
+                raise SkillWriteError(
+                    f"skill '{name}' already exists; use edit or patch to change it", "exists"
+                )
+            skill = self._checked(folder, content)
+            folder.mkdir(parents=True)
+            write_atomic(folder / SKILL_FILE, content)
+            usage = read_usage(self.user_dir)
+            usage.setdefault(name, {})["created_by"] = "agent"
+            write_usage(self.user_dir, usage)
+            return skill
+
+    def edit(self, name: str, content: str) -> Skill:
+        with self._locked():
+            folder = self._existing(name)
+            skill = self._checked(folder, content)
+            write_atomic(folder / SKILL_FILE, content)
+            return skill
+
+    def patch(self, name: str, old_text: str, new_text: str) -> Skill:
+        with self._locked():
+            folder = self._existing(name)
+            text = (folder / SKILL_FILE).read_text(encoding="utf-8")
+            count = text.count(old_text) if old_text else 0
+            if count != 1:
+                where = "does not occur" if count == 0 else f"occurs {count} times"
+                raise SkillWriteError(
+                    f"old_text {where} in {name}/SKILL.md; give a part that occurs exactly once",
+                    "no_unique_match",
+                )
+            content = text.replace(old_text, new_text, 1)
+            skill = self._checked(folder, content)
+            write_atomic(folder / SKILL_FILE, content)
+            return skill
+
+    def delete(self, name: str) -> Path:
+        """Move the skill to ``.archive/<name>-<unix time>``; returns where it went."""
+        with self._locked():
+            folder = self._existing(name)
+            archive = self.user_dir / ARCHIVE_DIR
+            archive.mkdir(exist_ok=True)
+            target = archive / f"{name}-{int(time.time())}"
+            shutil.move(str(folder), str(target))
+            return target
+
+    def write_file(self, name: str, file_path: str, content: str) -> Path:
+        with self._locked():
+            folder = self._existing(name)
+            rel = Path(file_path)
+            if (
+                rel.is_absolute()
+                or ".." in rel.parts
+                or len(rel.parts) < 2
+                or rel.parts[0] not in SUPPORT_DIRS
+            ):
+                raise SkillWriteError(
+                    f"file_path must be under {', '.join(SUPPORT_DIRS)} (e.g. references/x.md), "
+                    f"without '..'; got {file_path!r}",
+                    "bad_path",
+                )
+            if len(content.encode("utf-8")) > MAX_FILE_BYTES:
+                raise SkillWriteError(
+                    f"the file is over {MAX_FILE_BYTES:,} bytes; split it", "too_large"
+                )
+            self._scan(content, file_path)
+            target = folder / rel
+            for parent in reversed(target.relative_to(folder).parents[:-1]):
+                if (folder / parent).is_symlink():
+                    raise SkillWriteError(f"{parent} is a symlink; refused", "bad_path")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, content)
+            return target
+
+    # -- checks --------------------------------------------------------------------------
+
+    def _folder(self, name: str) -> Path:
+        if not NAME_RE.fullmatch(name):
+            raise SkillWriteError(
+                f"'{name}' is not a skill name: lower-case letters, digits and hyphens",
+                "bad_name",
+            )
+        return self.user_dir / name
+
+    def _existing(self, name: str) -> Path:
+        folder = self._folder(name)
+        if not (folder / SKILL_FILE).is_file():
+            raise SkillWriteError(
+                f"no skill '{name}' in your skills folder (bundled and project skills cannot "
+                "be changed; create a skill of the same name to override one)",
+                "unknown_skill",
+            )
+        if is_locked(self.user_dir, name):
+            raise SkillWriteError(
+                f"skill '{name}' is locked by the person; it cannot be changed", "locked"
+            )
+        return folder
+
+    def _checked(self, folder: Path, content: str) -> Skill:
+        parsed = parse_skill(folder, "user", content)
+        if not isinstance(parsed, Skill):
+            raise SkillWriteError(
+                f"SKILL.md line {parsed.line}: {parsed.message}; nothing was written",
+                "invalid",
+            )
+        self._scan(content, SKILL_FILE)
+        return parsed
+
+    @staticmethod
+    def _scan(content: str, label: str) -> None:
+        result = scan_text(content)
+        if result.blocked:
+            raise SkillWriteError(
+                f"{label} was refused by the threat scan: {result.reason()}; nothing was "
+                "written. Remove that text and try again.",
+                "threat",
+            )
+
+    def _locked(self) -> _FileLock:
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        return _FileLock(self.user_dir / ".lock")
+
+
+class _FileLock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        self.file = open(self.path, "a")
+        fcntl.flock(self.file.fileno(), fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()

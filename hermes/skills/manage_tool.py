@@ -1,0 +1,92 @@
+"""``skill_manage``: the agent writes its own skills (create, edit, patch, delete, write_file).
+
+Changes go to the user skills folder through ``SkillWriter`` (locks, parse
+and threat checks there). The session's index is not rebuilt: the next turn's
+delta note tells the model what was added or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import trio
+
+from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
+
+from .library import SkillLibrary
+from .manage import SkillWriteError, SkillWriter
+
+ACTIONS = ("create", "edit", "patch", "delete", "write_file")
+
+
+class SkillManageTool(Tool):
+    """``skill_manage(action, name, ...)``."""
+
+    name = "skill_manage"
+    kind = ToolKind.OTHER
+    toolset = "skills"
+    description = (
+        "Write your own skills, so a procedure that worked is there next time. create "
+        "(content = the whole SKILL.md: '---' front matter with name and a one-line "
+        "description, '---', then the steps), edit (content replaces SKILL.md), patch "
+        "(old_text, a part that occurs once, becomes new_text), delete (archived, "
+        "recoverable), write_file (file_path under references/, scripts/ or assets/, "
+        "file_content). Write a skill after a hard task that will come back, not for "
+        "one-off facts. Skills the person locked cannot be changed."
+    )
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "name": {"type": "string", "minLength": 1, "description": "The skill's name."},
+            "content": {"type": "string", "description": "The whole SKILL.md (create, edit)."},
+            "old_text": {"type": "string", "description": "Text to replace (patch)."},
+            "new_text": {"type": "string", "description": "Its replacement (patch)."},
+            "file_path": {"type": "string", "description": "e.g. references/x.md (write_file)."},
+            "file_content": {"type": "string", "description": "The file's text (write_file)."},
+        },
+        "required": ["action", "name"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, library: SkillLibrary) -> None:
+        self.writer = SkillWriter(library.user_dir)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+        action, name = str(args["action"]), str(args["name"])
+        needed = {
+            "create": ("content",),
+            "edit": ("content",),
+            "patch": ("old_text", "new_text"),
+            "delete": (),
+            "write_file": ("file_path", "file_content"),
+        }[action]
+        missing = [key for key in needed if not isinstance(args.get(key), str)]
+        if missing:
+            return ToolOutcome.error(
+                f"action '{action}' needs {', '.join(missing)}; nothing changed.",
+                reason="missing_argument",
+            )
+        try:
+            text = await trio.to_thread.run_sync(self._apply, action, name, args)
+        except SkillWriteError as exc:
+            return ToolOutcome.error(str(exc), reason=exc.reason, action=action, skill=name)
+        return ToolOutcome.ok(text, action=action, skill=name)
+
+    def _apply(self, action: str, name: str, args: Mapping[str, Any]) -> str:
+        writer = self.writer
+        if action == "create":
+            skill = writer.create(name, args["content"])
+            return f"Created skill '{skill.name}' in {skill.directory}."
+        if action == "edit":
+            writer.edit(name, args["content"])
+            return f"Rewrote {name}/SKILL.md."
+        if action == "patch":
+            writer.patch(name, args["old_text"], args["new_text"])
+            return f"Patched {name}/SKILL.md."
+        if action == "delete":
+            target = writer.delete(name)
+            return f"Archived skill '{name}' to {target} (recoverable)."
+        path = writer.write_file(name, args["file_path"], args["file_content"])
+        return f"Wrote {path.relative_to(writer.user_dir)}."
