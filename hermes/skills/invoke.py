@@ -2,8 +2,10 @@
 
 A message whose first word is ``/`` and a skill's name (``_`` and ``-``
 interchangeable) becomes an activation note, the skill's body, its folder,
-the list of its supporting files and then the person's own instruction. Any
-other message, including an unknown ``/word``, is left as it is.
+the list of its supporting files and then the person's own instruction.
+``/learn [focus]`` asks the model to distil the session into a skill (seed
+#272; a skill called ``learn`` wins). Any other message, including an
+unknown ``/word``, is left as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,23 @@ from .format import Skill
 from .library import SkillSet
 
 _SLASH = re.compile(r"/([A-Za-z0-9][A-Za-z0-9_-]{0,63})(?:\s+|$)")
+
+
+LEARN_COMMAND = "learn"
+
+
+def learn_prompt(focus: str) -> str:
+    """The user turn ``/learn [focus]`` sends (seed #272): distil a skill with skill_manage."""
+    about = focus or "the workflow we just went through"
+    return (
+        f"[The person asked you to learn from this session: {about}.]\n\n"
+        "Distil it into a skill with skill_manage so a later session can repeat it: "
+        "first check the Skills list (and skill_view any that looks close) and patch an "
+        "existing skill rather than writing a near-duplicate. The skill's description is "
+        "one line saying when to use it; the body gives the steps that worked, in order, "
+        "the traps met and how to check the result. Leave out secrets, personal data and "
+        "anything specific to this one run. Say which skill you wrote or changed."
+    )
 
 
 def skill_invocation(text: str, skills: SkillSet) -> tuple[Skill, str] | None:

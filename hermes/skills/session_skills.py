@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .invoke import invocation_message, skill_invocation
+from .invoke import LEARN_COMMAND, invocation_message, learn_prompt, skill_invocation
 from .library import SkillLibrary
 from .prompt import (
     ADDED,
@@ -106,6 +106,10 @@ def user_text(
         invoked = skill_invocation(text, seen)
         if invoked is not None:
             text = invocation_message(*invoked)
+        else:
+            word, _, rest = text.strip().partition(" ")
+            if word == "/" + LEARN_COMMAND:
+                text = learn_prompt(rest.strip())
     if told is None:
         return text
     note = delta_note(told, index_of(seen.sorted()))

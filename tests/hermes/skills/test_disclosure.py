@@ -111,3 +111,14 @@ def test_slash_skill_name_becomes_the_invocation_message(user_dir: Path) -> None
     machine = user_text(library, user_dir, "/commit-message x", told=None, from_person=False)
     assert machine == "/commit-message x"
     assert skill_invocation("no slash", library.look()) is None
+
+
+def test_slash_learn_asks_for_a_skill_with_the_focus(user_dir: Path) -> None:
+    library = SkillLibrary(user_dir, bundled_dir=None)
+    text = user_text(library, user_dir, "/learn the release dance", told=None)
+    assert text.startswith("[The person asked you to learn from this session: the release")
+    assert "skill_manage" in text
+    plain = user_text(library, user_dir, "/learn", told=None)
+    assert "the workflow we just went through" in plain
+    write_skill(user_dir, "learn", "a skill called learn wins", "Own body.")
+    assert "Own body." in user_text(library, user_dir, "/learn x", told=None)
