@@ -1,4 +1,4 @@
-"""``hermes mcp list|test|enable|disable|serve``: MCP servers, and the daemon as one.
+"""``hermes mcp list|test|enable|disable|login|serve``: MCP servers, and the daemon as one.
 
 See docs/mcp.md.
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .app import call_daemon, main, print_json, run_async
+from .app import call_daemon, call_endpoint, fail, main, print_json, run_async
 
 
 @main.group("mcp")
@@ -85,6 +85,60 @@ def disable(name: str) -> None:
     """Stop a server until enabled again: its process is stopped and its tools removed."""
     row: dict[str, Any] = run_async(lambda: call_daemon("mcp.disable", name=name))
     click.echo(f"{name}: {row['state']}")
+
+
+@mcp.command("login")
+@click.argument("name")
+def login(name: str) -> None:
+    """Authorize Hermes with an `auth = "oauth"` HTTP server (opens a URL for you to visit)."""
+    import trio
+
+    from hermes.daemon.config import ConfigError, prepare
+    from hermes.mcp.login import LoginFailed
+    from hermes.mcp.login import login as run_login
+
+    try:
+        config, paths = prepare()
+    except ConfigError as exc:
+        fail(f"invalid configuration:\n{exc}")
+    servers = {s.name: s for s in config.mcp.servers}
+    server = servers.get(name)
+    if server is None:
+        listed = ", ".join(servers) or "none"
+        fail(f"no MCP server {name!r} in {paths.config_file} (servers: {listed})")
+
+    def announce(url: str) -> None:
+        click.echo(f"Open this URL in your browser to authorize Hermes with {name}:\n\n  {url}\n")
+        click.echo("Waiting for the authorization (the browser comes back to 127.0.0.1)...")
+
+    try:
+        result = trio.run(run_login, server, paths.data_dir, announce)
+    except LoginFailed as exc:
+        fail(f"{name}: login failed: {exc}")
+    click.echo(
+        f"{name}: logged in; token saved in {result.token_file} (mode 0600); "
+        f"{len(result.tools)} tool(s): {', '.join(result.tools)}"
+    )
+    _reconnect(name)
+
+
+def _reconnect(name: str) -> None:
+    """A running daemon connects the server again at once with the new token."""
+    from hermes.gateway.endpoint import NoDaemon, find_daemon
+
+    from .app import daemon_paths
+
+    try:
+        endpoint = find_daemon(daemon_paths())
+    except NoDaemon:
+        return
+
+    async def again() -> Any:
+        await call_endpoint(endpoint, "mcp.disable", name=name)
+        return await call_endpoint(endpoint, "mcp.enable", name=name)
+
+    row: dict[str, Any] = run_async(again)
+    click.echo(f"{name}: the running daemon reconnects ({row['state']})")
 
 
 @mcp.command("serve")

@@ -238,10 +238,12 @@ class SessionsManager(Actor):
             self.registry.register(SkillManageTool(skills))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
             from hermes.mcp.sampling import Sampler  # the SDK loads only when used
+            from hermes.mcp.server import McpOptions
             from hermes.mcp.supervisor import McpSupervisor
 
             sampler = Sampler(self.providers.client, self.providers.model)  # sessions' model
-            mcp = McpSupervisor(config.mcp, self.registry, sampler=sampler)
+            options = McpOptions(data_dir=config.data_dir(self.settings.paths))  # OAuth tokens
+            mcp = McpSupervisor(config.mcp, self.registry, sampler=sampler, options=options)
             await self.ctx.spawn(mcp, name="mcp", shutdown=30.0)
         self.event_log = EventLog(self.settings.config.get("gateway", "stored_events"))
         if self.event_log.enabled:  # before ``sup``: it stops after the sessions, writing theirs

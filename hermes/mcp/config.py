@@ -26,6 +26,7 @@ SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TRUST = ("trusted", "untrusted")
 HTTP_MODES = ("auto", "streamable_http", "sse")
+AUTH = ("none", "oauth")
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
@@ -40,6 +41,17 @@ class SamplingConfig:
     allowed_models: tuple[str, ...] = ()
     """Models a request may ask for; empty: any (it runs on the session's model either way)."""
     max_tokens_cap: int = 4096
+
+
+@attrs.frozen(slots=True)
+class OAuthConfig:
+    """``oauth = { ... }`` of a server with ``auth = "oauth"``: how Hermes registers."""
+
+    scope: str | None = None
+    """Scopes to ask for (space-separated); None: the server's default."""
+    client_name: str = "Hermes"
+    redirect_port: int = 0
+    """The 127.0.0.1 port ``hermes mcp login`` receives the redirect on; 0: any free one."""
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -71,6 +83,9 @@ class ServerConfig:
     parallel: bool = False
     """Its tools may run concurrently with each other and with reads in one batch."""
     sampling: SamplingConfig = attrs.field(factory=SamplingConfig)
+    auth: str = "none"
+    """HTTP: ``"oauth"`` (tokens from ``hermes mcp login``, in the data dir) or ``"none"``."""
+    oauth: OAuthConfig = attrs.field(factory=OAuthConfig)
 
     @property
     def transport(self) -> str:
@@ -182,9 +197,11 @@ _KEYS: dict[str, Any] = {
     "trust": _trust,
     "parallel": _bool,
     "sampling": None,  # a table, checked below
+    "auth": lambda v: None if v in AUTH else "one of " + ", ".join(AUTH),
+    "oauth": None,  # a table, checked below
 }
 _STDIO_ONLY = ("command", "args", "env", "cwd")
-_HTTP_ONLY = ("url", "headers", "transport")
+_HTTP_ONLY = ("url", "headers", "transport", "auth", "oauth")
 
 
 def parse_mcp(raw: Any, source: str) -> tuple[McpConfig, list[str]]:
@@ -241,6 +258,9 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
         if key == "sampling":
             values["sampling"] = _sampling_table(value, where, errors)
             continue
+        if key == "oauth":
+            values["oauth"] = _oauth_table(value, where, errors)
+            continue
         expected = check(value)
         if expected is not None:
             errors.append(f"{where} {key}: expected {expected}, got {_describe(value)}")
@@ -263,6 +283,10 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
             for k in _HTTP_ONLY
             if k in table
         )
+    if "oauth" in table and table.get("auth") != "oauth":
+        errors.append(f'{where} oauth: only with auth = "oauth"')
+    if values.get("auth") == "oauth" and values.get("transport") == "sse":
+        errors.append(f'{where} auth: "oauth" needs streamable HTTP (not transport = "sse")')
     if len(errors) > count:
         return None
     return ServerConfig(
@@ -282,6 +306,8 @@ def _server(name: str, table: Any, source: str, errors: list[str]) -> ServerConf
         trust=values.get("trust", "trusted"),
         parallel=values.get("parallel", False),
         sampling=values.get("sampling") or SamplingConfig(),
+        auth=values.get("auth", "none"),
+        oauth=values.get("oauth") or OAuthConfig(),
     )
 
 
@@ -333,6 +359,31 @@ def _sampling_table(value: Any, where: str, errors: list[str]) -> SamplingConfig
         else:
             out[key] = tuple(item) if key == "allowed_models" else item
     return SamplingConfig(**out)
+
+
+def _port(value: Any) -> str | None:
+    return None if type(value) is int and 0 <= value <= 65_535 else "a port number 0-65535"
+
+
+_OAUTH_KEYS: dict[str, Any] = {"scope": _text, "client_name": _text, "redirect_port": _port}
+
+
+def _oauth_table(value: Any, where: str, errors: list[str]) -> OAuthConfig | None:
+    if not isinstance(value, dict):
+        errors.append(
+            f"{where} oauth: expected a table ({', '.join(_OAUTH_KEYS)}), got {_describe(value)}"
+        )
+        return None
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        check = _OAUTH_KEYS.get(key)
+        if check is None:
+            errors.append(f"{where} oauth.{key}: unknown key (known: {', '.join(_OAUTH_KEYS)})")
+        elif (expected := check(item)) is not None:
+            errors.append(f"{where} oauth.{key}: expected {expected}, got {_describe(item)}")
+        else:
+            out[key] = item
+    return OAuthConfig(**out)
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

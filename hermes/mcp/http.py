@@ -28,12 +28,15 @@ def _loopback(url: str) -> bool:
 
 
 @asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Streams]:
-    """Streamable HTTP (the current transport)."""
+async def http_transport(
+    url: str, headers: dict[str, str], auth: httpx2.Auth | None = None
+) -> AsyncIterator[Streams]:
+    """Streamable HTTP (the current transport); ``auth``: the SDK's OAuth provider, if any."""
     timeout = httpx2.Timeout(CONNECT_TIMEOUT, read=READ_TIMEOUT)
+    options: dict[str, Any] = {"auth": auth} if auth is not None else {}
     async with (
         httpx2.AsyncClient(
-            headers=headers, timeout=timeout, trust_env=not _loopback(url)
+            headers=headers, timeout=timeout, trust_env=not _loopback(url), **options
         ) as client,
         streamable_http_client(url, http_client=client) as (read, write),
     ):

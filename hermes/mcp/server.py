@@ -27,6 +27,7 @@ import logging
 import math
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 import attrs
 import mcp_types as types
@@ -41,6 +42,7 @@ from .config import MissingVariable, ServerConfig, expand
 from .elicit import elicit
 from .http import http_transport, sse_transport
 from .link import ServerLink
+from .oauth import LoginNeeded, daemon_auth
 from .osv import OsvChecker, launched_package
 from .sampling import SamplingGate
 from .stdio import Exited, Streams, resolve_command, stdio_transport
@@ -63,6 +65,8 @@ class McpOptions:
     """Seconds a re-listing after ``list_changed`` may take."""
     stop_grace: float = 0.5
     """stdio: seconds after closing stdin before the group is signalled."""
+    data_dir: Path | None = None
+    """The daemon's data directory: where ``auth = "oauth"`` servers' tokens live."""
 
 
 @attrs.frozen(slots=True)
@@ -172,7 +176,12 @@ class McpServerActor(Actor):
         connects = self.link.connects
         reason = await self._guarded()
         config = self.link.config
-        if config.url is None or config.http_mode != "auto" or self.link.connects > connects:
+        if (
+            config.url is None
+            or config.http_mode != "auto"
+            or config.auth == "oauth"  # OAuth is streamable HTTP's
+            or self.link.connects > connects
+        ):
             return reason
         first = "legacy SSE" if self._sse else "streamable HTTP"
         self._sse = not self._sse
@@ -291,7 +300,12 @@ class McpServerActor(Actor):
 
     def _transport(self, exited: Exited) -> AbstractAsyncContextManager[Streams]:
         return open_transport(
-            self.link.config, self.environ, exited, sse=self._sse, grace=self.options.stop_grace
+            self.link.config,
+            self.environ,
+            exited,
+            sse=self._sse,
+            grace=self.options.stop_grace,
+            data_dir=self.options.data_dir,
         )
 
     async def _list(self, session: ClientSession) -> None:
@@ -354,8 +368,13 @@ def open_transport(
     *,
     sse: bool = False,
     grace: float = 0.5,
+    data_dir: Path | None = None,
 ) -> AbstractAsyncContextManager[Streams]:
-    """The server's transport (``${NAME}`` expanded from ``environ``); not yet entered."""
+    """The server's transport (``${NAME}`` expanded from ``environ``); not yet entered.
+
+    An ``auth = "oauth"`` server gets the SDK's OAuth provider over the tokens
+    kept under ``data_dir`` (``LoginNeeded`` when there are none).
+    """
     if config.command is not None:
         env = {key: expand(value, environ, f"env {key}") for key, value in config.env.items()}
         argv = [resolve_command(config.command, config.cwd), *config.args]
@@ -364,6 +383,10 @@ def open_transport(
     headers = {
         key: expand(value, environ, f"header {key}") for key, value in config.headers.items()
     }
+    if config.auth == "oauth":
+        if data_dir is None:
+            raise LoginNeeded("OAuth needs the daemon's data directory, which was not given")
+        return http_transport(config.url, headers, daemon_auth(config, data_dir))
     return sse_transport(config.url, headers) if sse else http_transport(config.url, headers)
 
 
@@ -371,7 +394,7 @@ def describe(exc: BaseException) -> str:
     """A one-line account of ``exc``: the first leaf of a group, its type and message."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError | MissingVariable | PermissionError):
+    if isinstance(exc, FileNotFoundError | MissingVariable | PermissionError | LoginNeeded):
         return str(exc)
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:500]

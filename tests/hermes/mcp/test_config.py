@@ -69,7 +69,34 @@ def test_servers_are_parsed_with_their_defaults(tmp_path: Path) -> None:
         (
             "[mcp.servers.gh]\ncommand = 'x'\ncomand = 'y'\n",
             "[mcp.servers.gh] comand: unknown key (known: command, args, env, cwd, url, headers, "
-            "transport, enabled, tools, timeout, connect_timeout, trust, parallel, sampling)",
+            "transport, enabled, tools, timeout, connect_timeout, trust, parallel, sampling, "
+            "auth, oauth)",
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\nauth = 'basic'\n",
+            "[mcp.servers.gh] auth: expected one of none, oauth, got string 'basic'",
+        ),
+        (
+            "[mcp.servers.gh]\ncommand = 'x'\nauth = 'oauth'\n",
+            "[mcp.servers.gh] auth: only for an HTTP server (this one has command)",
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\noauth = { scope = 'a' }\n",
+            '[mcp.servers.gh] oauth: only with auth = "oauth"',
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\nauth = 'oauth'\ntransport = 'sse'\n",
+            '[mcp.servers.gh] auth: "oauth" needs streamable HTTP (not transport = "sse")',
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\nauth = 'oauth'\n"
+            "oauth = { redirect_port = 70000, client = 'x' }\n",
+            "[mcp.servers.gh] oauth.redirect_port: expected a port number 0-65535, "
+            "got integer 70000",
+        ),
+        (
+            "[mcp.servers.gh]\nurl = 'http://h/mcp'\nauth = 'oauth'\noauth = { client = 'x' }\n",
+            "[mcp.servers.gh] oauth.client: unknown key (known: scope, client_name, redirect_port)",
         ),
         (
             "[mcp.servers.gh]\nurl = 'http://h/mcp'\ntransport = 'ws'\n",
