@@ -53,14 +53,15 @@ def mcp_methods(
         name = p.text("name")
         p.done()
         from hermes.mcp.probe import probe
-        from hermes.mcp.server import GetConfig, GetStatus
+        from hermes.mcp.server import GetConfig, GetDataDir, GetStatus
 
         ref = await server(name)
         live: dict[str, Any] = await ref.call(GetStatus(), timeout=MCP_CALL_TIMEOUT)
         if live["state"] == "disabled" or str(live["reason"]).startswith("not started:"):
             return {"live": live, "probe": None}  # disabled, or blocked: never spawned
         config = await ref.call(GetConfig(), timeout=MCP_CALL_TIMEOUT)
-        return {"live": live, "probe": await probe(config)}
+        data_dir = await ref.call(GetDataDir(), timeout=MCP_CALL_TIMEOUT)
+        return {"live": live, "probe": await probe(config, data_dir=data_dir)}
 
     def switch(on: bool) -> Method:
         async def handler(p: Params) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -24,22 +25,28 @@ from .stdio import Exited
 PROBE_TIMEOUT = 20.0
 
 
-async def probe(config: ServerConfig, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+async def probe(
+    config: ServerConfig,
+    environ: Mapping[str, str] | None = None,
+    data_dir: Path | None = None,
+) -> dict[str, Any]:
     """``{ok, transport, connect_ms, list_ms, ping_ms, listed, server}``, or ``ok`` false
-    with the ``reason``."""
+    with the ``reason``; ``data_dir``: where an OAuth server's tokens are."""
     environ = os.environ if environ is None else environ
     modes = [config.http_mode == "sse"]
-    if config.url is not None and config.http_mode == "auto":
+    if config.url is not None and config.http_mode == "auto" and config.auth != "oauth":
         modes = [False, True]
     answer: dict[str, Any] = {}
     for sse in modes:
-        answer = await _once(config, environ, sse)
+        answer = await _once(config, environ, sse, data_dir)
         if answer["ok"]:
             break
     return answer
 
 
-async def _once(config: ServerConfig, environ: Mapping[str, str], sse: bool) -> dict[str, Any]:
+async def _once(
+    config: ServerConfig, environ: Mapping[str, str], sse: bool, data_dir: Path | None
+) -> dict[str, Any]:
     transport = config.transport if config.url is None else ("sse" if sse else "streamable_http")
     exited = Exited()
     timeout = min(PROBE_TIMEOUT, config.connect_timeout)
@@ -49,7 +56,10 @@ async def _once(config: ServerConfig, environ: Mapping[str, str], sse: bool) -> 
     try:
         with trio.fail_after(timeout):
             async with (
-                open_transport(config, environ, exited, sse=sse) as (read, write),
+                open_transport(config, environ, exited, sse=sse, data_dir=data_dir) as (
+                    read,
+                    write,
+                ),
                 ClientSession(read, write, client_info=CLIENT_INFO) as session,
             ):
                 init = await session.initialize()

@@ -86,6 +86,11 @@ class GetConfig(Call[ServerConfig]):
     """The server's configuration (what ``hermes mcp test`` probes)."""
 
 
+@attrs.frozen(slots=True)
+class GetDataDir(Call["Path | None"]):
+    """Where the server's OAuth tokens are (``McpOptions.data_dir``)."""
+
+
 class McpServerActor(Actor):
     """See the module docstring."""
 
@@ -122,6 +127,8 @@ class McpServerActor(Actor):
             return self.link.snapshot()
         if isinstance(message, GetConfig):
             return self.link.config
+        if isinstance(message, GetDataDir):
+            return self.options.data_dir
         if isinstance(message, SetEnabled):
             await self._set_enabled(message.on)
             return self.link.snapshot()

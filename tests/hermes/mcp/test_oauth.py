@@ -24,6 +24,7 @@ from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.mcp.login import LoginFailed, LoginResult, login
 from hermes.mcp.oauth import token_path
+from hermes.mcp.probe import probe
 from hermes.mcp.supervisor import McpSupervisor
 from hermes.model import ModelClient
 from hermes.session import SessionConfig, SessionDeps, start_session
@@ -105,6 +106,10 @@ async def test_login_stores_the_token_0600_and_the_daemon_reuses_it_on_reconnect
     assert saved["client"]["client_name"] == "Hermes test"
 
     config = mcp_config({"locked": server_table(oauth_url)}, osv_check=False)
+    probed = await probe(config.servers[0], data_dir=data_dir)  # `hermes mcp test`
+    assert (probed["ok"], probed["transport"], probed["listed"]) == (True, "streamable_http", 2)
+    unprobed = await probe(config.servers[0], data_dir=tmp_path / "elsewhere")
+    assert unprobed["reason"].startswith("not logged in: run `hermes mcp login locked`")
     options = attrs.evolve(OPTIONS, data_dir=data_dir)
     for attempt in (1, 2):  # a second daemon start: a new connection, the same token
         registry = ToolRegistry()
