@@ -24,7 +24,6 @@ INVISIBLE = frozenset(
     "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad"  # zero-width, soft hyphen
     "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"  # bidi controls
 )
-_TAGS = range(0xE0000, 0xE0080)  # Unicode tag characters: invisible ASCII look-alikes
 
 _RULES: tuple[tuple[str, Severity, str], ...] = (
     (
@@ -65,6 +64,28 @@ _RULES: tuple[tuple[str, Severity, str], ...] = (
     ),
 )
 _PATTERNS = tuple((key, sev, re.compile(rx, re.IGNORECASE)) for key, sev, rx in _RULES)
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "ignore_instructions": ("ignore", "disregard", "forget", "override"),
+    "new_identity": ("now", "system"),
+    "hide_from_user": ("user",),
+    "exfiltrate_secrets": (
+        "send",
+        "upload",
+        "post",
+        "exfiltrate",
+        "transmit",
+        "forward",
+        "curl",
+        "wget",
+        "copy",
+    ),
+    "read_secrets_to_url": ("cat", "base64"),
+    "hidden_html_comment": ("<!--",),
+    "hidden_html_style": ("style",),
+}
+"""Words a rule cannot match without, checked on the lower-cased text first (most text has
+none, and a substring test is far cheaper than the pattern). Single words only: the
+patterns allow any run of blanks between words."""
 
 
 @attrs.frozen(slots=True)
@@ -105,12 +126,15 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+_INVISIBLE_RE = re.compile("[" + "".join(sorted(INVISIBLE)) + "\U000e0000-\U000e007f]")
+
+
 def _invisible(text: str) -> Iterable[Finding]:
-    for i, ch in enumerate(text):
-        if ch in INVISIBLE or ord(ch) in _TAGS:
-            kind = "bidi_control" if unicodedata.bidirectional(ch) in _BIDI else "invisible_unicode"
-            yield Finding(kind, "critical", _line_of(text, i), f"U+{ord(ch):04X}")
-            return  # one is enough: the file is blocked either way
+    match = _INVISIBLE_RE.search(text)  # one is enough: the file is blocked either way
+    if match is not None:
+        ch = match.group(0)
+        kind = "bidi_control" if unicodedata.bidirectional(ch) in _BIDI else "invisible_unicode"
+        yield Finding(kind, "critical", _line_of(text, match.start()), f"U+{ord(ch):04X}")
 
 
 _BIDI = frozenset({"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI", "LRM", "RLM"})
@@ -120,7 +144,10 @@ def scan_text(text: str) -> ScanResult:
     """Scan ``text``; findings are ordered critical first, then by line."""
     findings = list(_invisible(text))
     folded = unicodedata.normalize("NFKC", text)
+    lowered = folded.lower()
     for key, severity, pattern in _PATTERNS:
+        if not any(word in lowered for word in _TRIGGERS[key]):
+            continue
         match = pattern.search(folded)
         if match is not None:
             excerpt = " ".join(match.group(0).split())[:80]
