@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from .app import call_daemon, main, print_json, run_async
+from .app import daemon_endpoint, main, print_json, run_async
+
+
+async def call_daemon(method: str, **params: Any) -> Any:
+    """One request to the daemon, with ``params`` sent as they are (a job's ``timeout``
+    is a param here, not the client's own call timeout)."""
+    from hermes.gateway.client import connect
+
+    async with connect(daemon_endpoint()) as client:
+        return await client.request(method, params, 30.0)
 
 
 def _when(stamp: float | None) -> str:

@@ -51,6 +51,16 @@ async def http(daemon: Daemon, verb: str, path: str, body: Any = None) -> tuple[
     return int(status_line.split()[1]), answered.get("result", answered.get("error"))
 
 
+async def until_done(client: Client, job_id: str) -> list[dict[str, Any]]:
+    """The job's runs once there is one (bounded)."""
+    with trio.fail_after(BOUND):
+        while True:
+            runs: list[dict[str, Any]] = await client.call("cron.runs", job=job_id)
+            if runs:
+                return runs
+            await trio.sleep(0.1)
+
+
 def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: Path) -> None:
     async def first(daemon: Daemon) -> str:
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
@@ -105,5 +115,29 @@ def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: P
         shown = daemon.cli("cron", "runs", job_id, "--json")
         assert shown.returncode == 0, shown.stderr
         assert "ok" in {row["outcome"] for row in json.loads(shown.stdout)}
+        added = daemon.cli("cron", "add", "every 1h", "x", "--timeout", "42", "--paused", "--json")
+        assert added.returncode == 0, added.stderr
+        assert json.loads(added.stdout)["timeout"] == 42.0  # the job's, not the client's
         removed = daemon.cli("cron", "rm", job_id)
         assert removed.returncode == 0 and f"removed {job_id}" in removed.stdout
+
+
+def test_a_run_without_activity_for_its_timeout_is_cut_off_and_recorded(tmp_path: Path) -> None:
+    async def body(daemon: Daemon) -> None:
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            # ``request``: the job's ``timeout`` is a param, not the client call's timeout
+            params = {"schedule": "every 1h", "prompt": "a slow answer", "timeout": 0.5}
+            job = await client.request("cron.add", params, 30.0)
+            assert job["timeout"] == 0.5
+            await client.call("cron.run", job=job["id"])
+            (run,) = await until_done(client, job["id"])
+            assert run["outcome"] == "timeout", run
+            assert run["detail"] == "cron run timed out: no activity for 0.5s"
+            assert run["finished_at"] - run["started_at"] < 30  # not the turn's 5 deltas x 8 s
+            session = await client.call("session.get", session=run["session_id"])
+            assert session["ended"] and not session["running"]
+            assert session["end_reason"] == run["detail"]
+
+    # each streamed delta of the demo model comes 8 s after the one before
+    with running_daemon(tmp_path, "[model]\nfake_event_delay = 8.0\n") as daemon:
+        trio.run(body, daemon)
