@@ -12,12 +12,15 @@ its whole life (rebuilt only after compression), so the cached prefix holds.
 Project context files follow Hermes' precedence: the first kind found wins among
 ``.hermes.md`` / ``HERMES.md`` (nearest, up to the git root), the ``AGENTS.md``
 chain from the git root down to the working directory, ``CLAUDE.md``, then
-``.cursorrules``.
+``.cursorrules``. The file found is threat-scanned (``hermes.skills.scan``):
+a dangerous verdict puts a one-line ``[BLOCKED: ...]`` notice, naming the
+finding, in its place.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,10 +29,20 @@ import trio
 
 from hermes.memory import MemoryStore
 from hermes.model.types import Message, TextBlock
-from hermes.skills import SkillLibrary, SkillViewTool, system_parts, told_index, user_text
+from hermes.skills import (
+    SkillLibrary,
+    SkillViewTool,
+    blocked_notice,
+    scan_text,
+    system_parts,
+    told_index,
+    user_text,
+)
 from hermes.tools import ToolRegistry
 
 from .config import SessionConfig
+
+log = logging.getLogger(__name__)
 
 DEFAULT_IDENTITY = (
     "You are Hermes, an AI agent running as a daemon on the user's workstation. "
@@ -71,6 +84,10 @@ def build_system_prompt(parts: PromptParts) -> tuple[TextBlock, ...]:
         found = find_context_file(parts.cwd)
         if found is not None:
             path, text = found
+            scan = scan_text(text)
+            if scan.blocked:  # seed #21: the whole file gives way to a one-line notice
+                log.warning("context file %s blocked: %s", path, scan.reason())
+                text = blocked_notice(str(path), scan)
             context.append(f"# Project context ({path.name}, from {path.parent})\n\n{text}")
     if parts.caller_system and parts.caller_system.strip():
         context.append(parts.caller_system.strip())
