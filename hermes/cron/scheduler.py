@@ -271,6 +271,8 @@ class Scheduler(Actor):
         detail: str,
         session_id: str | None = None,
     ) -> None:
+        if job_id not in self.jobs:
+            return  # removed meanwhile: its history went with it
         try:
             await self.store.request(
                 q.RecordRun(job_id, scheduled_for, started, finished, outcome, detail, session_id),
@@ -377,9 +379,15 @@ class Scheduler(Actor):
                 run.pending = False
                 run.cancelled_why = "cancelled: the job was removed"
                 run.task.cancel()
-            await self.store.request(q.DeleteJob(job.id), timeout=10.0)
-            self.jobs.pop(job.id, None)
+            self.jobs.pop(job.id, None)  # first: the cancelled run records nothing now
             self.schedules.pop(job.id, None)
+            try:
+                await self.store.request(q.DeleteJob(job.id), timeout=10.0)
+            except StoreError:
+                self.jobs[job.id] = job  # still stored: still scheduled
+                self.schedules[job.id] = parse_schedule(job.schedule, job.tz, now=0.0)
+                self._requeue(job)
+                raise
             return {"removed": job.id, "run_cancelled": run is not None}
         raise JobError(f"the scheduler does not handle {type(message).__name__}")
 

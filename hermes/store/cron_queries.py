@@ -97,7 +97,7 @@ class DeleteJob(Request[bool]):
 
 @attrs.frozen(slots=True)
 class RecordRun(Request[CronRun]):
-    """Record a finished run and note it on its job (unless the job was removed)."""
+    """Record a finished run and note it on its job (an unknown job is refused)."""
 
     op: ClassVar[str] = "record_cron_run"
     moves_tails: ClassVar[bool] = False
@@ -243,6 +243,8 @@ def record_run(conn: apsw.Connection, req: RecordRun, abort: Abort) -> CronRun:
     _check_text(op, "outcome", req.outcome)
     _check_text(op, "detail", req.detail, empty=True)
     detail = req.detail[:_DETAIL_LIMIT]
+    if get_job(conn, req.job_id) is None:
+        raise InvalidRequest(op, f"no cron job with id {req.job_id!r}")
     conn.execute(
         f"INSERT INTO cron_runs ({_RUN_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?)",
         (

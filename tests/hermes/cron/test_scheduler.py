@@ -33,7 +33,7 @@ from hermes.cron import (
     ScheduleError,
     Scheduler,
 )
-from hermes.store import StoreClient, spawn_store
+from hermes.store import StoreClient, StoreError, spawn_store
 from hermes.store import cron_queries as q
 from hermes.store.cron_queries import CronJob
 
@@ -284,3 +284,23 @@ async def test_a_prompt_the_strict_scan_matches_is_refused_at_add_and_edit(
         await cron.call(EditJob(job["id"], {"prompt": prompt}))
     (row,) = await store.request(q.ListJobs())
     assert row.prompt == "check the build"
+
+
+async def test_removing_a_job_while_it_runs_cancels_the_run_and_leaves_no_history(
+    system: ActorSystem,
+    store: StoreClient,
+    autojump_clock: MockClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gate = Gate(instant=False)
+    _, cron = await start(system, store, gate)
+    job = await cron.call(AddJob({"schedule": "every 1m", "prompt": "x"}))
+    await gate.until(lambda: len(gate.started) == 1)
+    removed = await cron.call(RemoveJob(job["id"]))
+    assert removed == {"removed": job["id"], "run_cancelled": True}
+    await gate.until(lambda: gate.ended == ["cancelled"])
+    await trio.sleep(5 * 60)
+    assert await runs(store, job["id"]) == [] and len(gate.started) == 1
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    with pytest.raises(StoreError, match="no cron job with id"):
+        await store.request(q.RecordRun(job["id"], None, 0.0, 1.0, "ok"))
