@@ -52,6 +52,7 @@ from .errors import (
     ProposalNotFound,
     StaleProposal,
     TooManyProposals,
+    UnsafeEntry,
 )
 from .proposals import MAX_PENDING, PENDING_FILE, Proposal, ProposalOp
 from .service import SAVED_NOTE, LiveMemory, MemoryService
@@ -94,5 +95,6 @@ __all__ = [
     "StaleProposal",
     "TooManyProposals",
     "Transaction",
+    "UnsafeEntry",
     "check_kind",
 ]

@@ -25,7 +25,9 @@ from typing import Literal
 
 import attrs
 
-from .errors import AmbiguousMatch, DuplicateEntry, InvalidEntry, MemoryFull, NoMatch
+from hermes.skills import blocked_notice, scan_text
+
+from .errors import AmbiguousMatch, DuplicateEntry, InvalidEntry, MemoryFull, NoMatch, UnsafeEntry
 
 ENTRY_DELIMITER = "\n§\n"
 """Separates entries in a store file (Hermes' ``ENTRY_DELIMITER``)."""
@@ -144,7 +146,26 @@ def clean_entry(text: str) -> str:
             "The entry has a line holding only '§', which separates entries in the file; "
             "remove that line. Nothing changed."
         )
+    scan = scan_text(entry)
+    if scan.blocked:  # seed #142: memory goes into every prompt; refuse with the first hit
+        raise UnsafeEntry(
+            f"The entry was refused by the threat scan: {scan.reason()}. Memory goes into "
+            "every future system prompt, so it must not carry instructions like that. "
+            "Nothing changed."
+        )
     return entry
+
+
+def prompt_items(items: list[str], file_name: str) -> list[str]:
+    """``items`` as the system prompt shows them: an entry the scan blocks becomes a
+    ``[BLOCKED: ...]`` note (the file keeps it, so the person can see and remove it)."""
+    shown = []
+    for number, item in enumerate(items, 1):
+        scan = scan_text(item)
+        shown.append(
+            blocked_notice(f"entry {number} of {file_name}", scan) if scan.blocked else item
+        )
+    return shown
 
 
 @attrs.define(slots=True)

@@ -22,6 +22,12 @@ class InvalidEntry(MemoryStoreError):
     reason = "invalid_entry"
 
 
+class UnsafeEntry(InvalidEntry):
+    """The text matches the threat scan (injection, exfiltration, invisible Unicode)."""
+
+    reason = "unsafe_entry"
+
+
 class MemoryFull(MemoryStoreError):
     """The write would take the store over its character cap."""
 

@@ -36,6 +36,8 @@ from .entries import (
     MemoryKind,
     MemoryLimits,
     check_kind,
+    prompt_items,
+    render,
     usage_text,
 )
 from .errors import (
@@ -142,7 +144,8 @@ class MemoryStore:
                 continue
             content = content or bool(book.items)
             header = f"## {title} ({name}, {usage_text(book.used(), book.cap)})"
-            sections.append(f"{header}\n{book.text() or '(empty)'}")
+            shown = render(prompt_items(book.items, name))
+            sections.append(f"{header}\n{shown or '(empty)'}")
         return "\n\n".join(sections) if content else None
 
     # -- writes ---------------------------------------------------------------------------
