@@ -292,6 +292,7 @@ class SessionsManager(Actor):
             if config.get("checkpoints", "enabled")
             else None,
             load_context_files=config.get("session", "load_context_files"),
+            soul_file=data_dir / "SOUL.md",
             context_window=config.get("model", "context_window"),
             compression=compression_settings(config, self.providers.model),
             review=review_settings(config),

@@ -93,6 +93,9 @@ class SessionConfig:
     steer_capacity: int = attrs.field(default=64, validator=_count)
     """Control messages (steer, redirect, interrupt) waiting for the running turn."""
     load_context_files: bool = True
+    soul_file: Path | None = None
+    """``SOUL.md``: the agent's identity (stable tier) when it exists and is not empty;
+    else the built-in one. Never read by unattended sessions (subagents)."""
     context_window: int = attrs.field(default=200_000, validator=_count)
     """Tokens the model's context holds (subagent summaries are sized against what is left)."""
     unattended: bool = False

@@ -1,7 +1,8 @@
 """The session's system prompt, in three cache tiers, built once per session.
 
-- **stable**: identity, tool guidance and the skills index with any pinned
-  skills (``hermes.skills``; cache breakpoint after it);
+- **stable**: identity (``SOUL.md`` when the session has one), tool guidance
+  and the skills index with any pinned skills (``hermes.skills``; cache
+  breakpoint after it);
 - **context**: the project context file found from the working directory and
   the caller's own system text (cache breakpoint after it);
 - **volatile**: memory snapshot and date (no breakpoint: it may change between
@@ -49,6 +50,9 @@ DEFAULT_IDENTITY = (
     "You work in their files with the tools you are given, say plainly what you did "
     "and what you could not do, and never claim a command ran when it did not."
 )
+
+SOUL_LIMIT = 20_000
+"""Characters of SOUL.md that become the identity (the rest is cut, with a note)."""
 
 CONTEXT_FILE_LIMIT = 32_000
 """Characters of a project context file that enter the prompt (the rest is cut, with a note)."""
@@ -149,6 +153,28 @@ def find_context_file(cwd: Path) -> tuple[Path, str] | None:
     return None
 
 
+def read_soul(path: Path | None) -> str:
+    """The identity: ``path``'s text (``SOUL.md``) when it exists and is not empty, else the
+    built-in one. The person's own file is threat-scanned, and a hit only logged (seed #19)."""
+    if path is None:
+        return DEFAULT_IDENTITY
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return DEFAULT_IDENTITY
+    if not text:
+        return DEFAULT_IDENTITY
+    scan = scan_text(text)
+    if scan.findings:
+        log.warning(
+            "%s: the threat scan found %s (loaded: it is your own file)", path, scan.reason()
+        )
+    if len(text) > SOUL_LIMIT:
+        cut = len(text) - SOUL_LIMIT
+        text = f"{text[:SOUL_LIMIT]}\n\n[... {cut} more characters of {path.name} cut]"
+    return text
+
+
 def session_system_prompt(
     config: SessionConfig, registry: ToolRegistry, memory: MemoryStore | None
 ) -> tuple[TextBlock, ...]:
@@ -176,6 +202,7 @@ def session_system_prompt(
         PromptParts(
             cwd=config.cwd,
             today=datetime.date.today(),
+            identity=read_soul(None if config.unattended else config.soul_file),
             tool_guidance=guidance,
             skills=skills,
             caller_system=config.system,
