@@ -25,6 +25,7 @@ from hermes.session import TurnEnd
 from hermes.store import StoreClient
 from hermes.store.cron_queries import CronJob
 
+from .errors import ShuttingDown
 from .manager import Close, Create, ManagerClient
 from .settings import Settings
 
@@ -52,7 +53,10 @@ class SessionRunner:
         self.manager = manager
 
     async def __call__(self, job: CronJob) -> RunOutcome:
-        view = await self.manager.call(Create(title=f"cron: {job.name}", cwd=job.cwd))
+        try:
+            view = await self.manager.call(Create(title=f"cron: {job.name}", cwd=job.cwd))
+        except ShuttingDown as stopping:  # not a failure of the job
+            return RunOutcome("skipped", str(stopping))
         session_id = view.id
         reason = "cron run finished"
         try:
