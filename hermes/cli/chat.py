@@ -128,8 +128,7 @@ async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:
 
     client, state, out = ctx.client, ctx.state, ctx.out
 
-    async def ctrl_c() -> None:
-        action = state.ctrl_c()
+    async def ctrl_c(action: str) -> None:
         if action == "exit":
             state.code = 130
             nursery.cancel_scope.cancel()
@@ -149,13 +148,13 @@ async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:
                     state.code = 130
                     nursery.cancel_scope.cancel()
                     return
-                await ctrl_c()
+                await ctrl_c(state.ctrl_c())
 
     async def on_actions() -> None:
         async for action in actions:
             try:
                 if action[0] == "ctrl-c":
-                    await ctrl_c()
+                    await ctrl_c(action[1])
                 elif action[0] == "approve":
                     await client.call(
                         "approval.respond",
@@ -175,6 +174,8 @@ async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:
         kind = event["type"]
         state.apply(kind, event.get("payload") or {})
         out.event(event)
+        if reader is not None:
+            reader.invalidate()
         if kind == "turn.completed":
             ended[0].set()
             ended[0] = trio.Event()
@@ -204,7 +205,15 @@ async def _run(ctx: Any, prompt: str | None, reader: Any, actions: Any) -> int:
             out.note("the daemon closed the connection")
             nursery.cancel_scope.cancel()
 
+        async def ticker() -> None:  # the toolbar's spinner and elapsed times
+            while True:
+                await trio.sleep(0.15)
+                if reader.animated:
+                    reader.invalidate()
+
         nursery.start_soon(printer)
+        if reader is not None:
+            nursery.start_soon(ticker)
         lines = reader if reader is not None else LineInput()
         while True:
             line = await lines.read()

@@ -10,6 +10,7 @@ the terminal. ``LineInput`` reads plain lines when stdin is not a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -37,6 +38,19 @@ def raw_terminal() -> Any:
     from prompt_toolkit.input.vt100 import raw_mode
 
     return raw_mode(sys.stdin.fileno())
+
+
+def _raw_input() -> Any:
+    """stdin as prompt_toolkit input that stays raw while output is printed above the
+    prompt (``run_in_terminal`` would switch to cooked mode for that, and a key typed
+    meanwhile would be cooked: Ctrl+D lost, Ctrl+C a signal)."""
+    from prompt_toolkit.input.vt100 import Vt100Input
+
+    class RawInput(Vt100Input):
+        def cooked_mode(self) -> Any:
+            return contextlib.nullcontext()
+
+    return RawInput(sys.stdin)
 
 
 def history_path(data_dir: Path) -> Path:
@@ -112,12 +126,12 @@ class PromptInput:
         self.stdout = StdoutProxy(raw=True, sleep_between_writes=0.05)
         """Where output goes so it appears above the prompt."""
         self.session: Any = PromptSession(
+            input=_raw_input(),
             history=FileHistory(str(history_file)),
             completer=_completer(sessions),
             complete_while_typing=True,
             key_bindings=self._bindings(),
             bottom_toolbar=self._toolbar,
-            refresh_interval=0.2,
             reserve_space_for_menu=6,
             enable_suspend=True,
         )
@@ -155,8 +169,8 @@ class PromptInput:
         @kb.add("c-c")
         def _ctrl_c(event: Any) -> None:
             buffer = event.current_buffer
-            if self.state.turn is not None:
-                self.post(("ctrl-c",))
+            if self.state.turn is not None:  # counted at the press, sent by trio
+                self.post(("ctrl-c", self.state.ctrl_c()))
                 return
             if buffer.text:
                 buffer.reset()
@@ -186,6 +200,15 @@ class PromptInput:
         """Show ``text`` in the toolbar for a while."""
         self.flash = (text, time.monotonic() + seconds)
 
+    def invalidate(self) -> None:
+        """Redraw the prompt and its toolbar soon (safe from any thread)."""
+        self.session.app.invalidate()
+
+    @property
+    def animated(self) -> bool:
+        """Whether the toolbar changes by itself (a spinner runs, a notice times out)."""
+        return self.state.turn is not None or time.monotonic() < self.flash[1] + 0.5
+
     def _message(self) -> Any:
         from prompt_toolkit.formatted_text import FormattedText
 
@@ -204,6 +227,8 @@ class PromptInput:
         lines = [self.state.live_line() or "idle", self.state.status_line()]
         if flash and time.monotonic() < until:
             lines.append(flash)
+        if self._pending_approval() is not None and self.session.default_buffer.text:
+            lines.append("an approval waits: Esc clears the line, then o/s/a/d answers")
         text = " " + "  |  ".join(line for line in lines if line)
         return FormattedText([("", "\n".join([text, *self.state.subagent_lines()]))])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -40,7 +41,7 @@ class PtyChat:
     ) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        full = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols)}
+        full = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "PYTHONFAULTHANDLER": "1"}
         self.rows = rows
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hermes", *args],
@@ -103,7 +104,15 @@ class PtyChat:
                 self._cond.wait(left)
 
     def wait(self, timeout: float = 60.0) -> int:
-        code = self.proc.wait(timeout)
+        """The exit code; a child still running after ``timeout`` is aborted and its
+        threads' stacks (``PYTHONFAULTHANDLER``) end the assertion's message."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(self.proc.pid, signal.SIGABRT)
+            self.proc.wait(30)
+            self._reader.join(10)
+            raise AssertionError(f"still running after {timeout} s:\n{self.text[-6000:]}") from None
         self._reader.join(timeout)
         return code
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import trio
 
-from hermes.fake import FakeProvider, Reply, ToolUse
+from hermes.fake import FakeProvider, Reply, Text, ToolUse
 from hermes.gateway.client import connect
 from tests.hermes.cli.chat_pty import PtyChat
-from tests.hermes.daemon.daemon_proc import CLI_BOUND, LONG_PROMPT, Daemon, running_daemon
+from tests.hermes.daemon.daemon_proc import CLI_BOUND, Daemon, running_daemon
 from tests.hermes.gateway.fake_thread import ThreadedFake
 
 MARKDOWN = "show me some markdown"
@@ -25,12 +25,17 @@ MARKDOWN_REPLY = (
     "# Big Title\n\nSome **bold words** here.\n\n```python\ndef greet():\n    return 'hi'\n```\n"
 )
 DANGER = "delete the scratch dir"
+STORY = "tell me a long streaming story"
+"""Answered with 600 deltas 50 ms apart: a turn that streams for half a minute."""
 SESSION = re.compile(r"session (\d{8}-\d{6}-[0-9a-f]{8})")
 
 
 def _provider() -> FakeProvider:
     fake = FakeProvider(demo_event_delay=0.03)
     fake.when(Reply.of(MARKDOWN_REPLY), last_user_text=MARKDOWN)
+    story = Text(deltas=("once upon a time ",) * 600)
+    only_story = re.compile(rf"\A{STORY}\Z")  # not the next prompt, sent after it
+    fake.when(Reply.of(story, event_delay=0.05), last_user_text=only_story)
     fake.when(
         Reply.of("Deleting.", ToolUse("terminal", {"command": "rm -r ./no-such-scratch-dir"})),
         last_user_text=DANGER,
@@ -137,7 +142,7 @@ def test_ctrl_c_interrupts_a_streaming_turn_and_the_session_goes_on(daemon: Daem
     term = chat(daemon)
     try:
         session = started(term)
-        term.send(LONG_PROMPT + "\r")
+        term.send(STORY + "\r")
         term.expect(r"● turn 1")  # the prompt shows the running turn
         term.send("\x03")
         term.expect(r"\^C: interrupting the turn")
@@ -209,3 +214,44 @@ def test_ctrl_c_twice_at_an_empty_prompt_leaves(daemon: Daemon) -> None:
         assert term.wait(CLI_BOUND) == 0
     finally:
         term.close()
+
+
+def test_ctrl_c_twice_quickly_cancels_and_the_session_goes_on(daemon: Daemon) -> None:
+    term = chat(daemon)
+    try:
+        session = started(term)
+        term.send(STORY + "\r")
+        term.expect(r"● turn 1")
+        term.send("\x03\x03")
+        term.expect(r"turn 1 (interrupted|cancelled) in")  # the first may have stopped it
+        term.send("and now say hello\r")
+        term.expect(r"turn 2 completed in")
+        term.send("\x04")
+        assert term.wait(CLI_BOUND) == 0
+    finally:
+        term.close()
+    assert "^C: interrupting the turn; again within 1 s to cancel" in term.text
+    assert "^C: cancelling the turn; again to leave" in term.text
+    ends = [e["payload"] for e in session_events(daemon, session) if e["type"] == "turn.completed"]
+    assert [end["turn"] for end in ends] == [1, 2]
+    assert ends[0]["reason"] in ("interrupted", "cancelled") and ends[1]["reason"] == "completed"
+
+
+def test_a_line_typed_during_a_turn_follows_the_busy_mode(daemon: Daemon) -> None:
+    term = chat(daemon)
+    try:
+        session = started(term)
+        term.send(STORY + "\r")
+        term.expect(r"● turn 1")
+        term.send("a follow-up question\r")  # the default busy mode: interrupt, then run it
+        term.expect(r"interrupting turn 1: yours runs next")
+        term.expect(r"turn 2 completed in")
+        term.send("\x04")
+        assert term.wait(CLI_BOUND) == 0
+    finally:
+        term.close()
+    events = session_events(daemon, session)
+    prompts = [e["payload"]["prompt"] for e in events if e["type"] == "turn.started"]
+    assert prompts == [STORY, "a follow-up question"]
+    ends = [e["payload"]["reason"] for e in events if e["type"] == "turn.completed"]
+    assert ends == ["interrupted", "completed"]
