@@ -18,6 +18,7 @@ from .requests import (
     AddJob,
     CronFailed,
     EditJob,
+    EmergencyStop,
     GetJob,
     JobRuns,
     ListJobs,
@@ -27,13 +28,16 @@ from .requests import (
     RunJob,
 )
 from .schedule import Schedule, ScheduleError, next_run, parse_schedule
-from .scheduler import JobNotFound, Locate, Runner, RunOutcome, Scheduler
+from .scheduler import ESTOP_DETAIL, CronDeps, JobNotFound, Locate, Runner, RunOutcome, Scheduler
 
 __all__ = [
+    "ESTOP_DETAIL",
     "AddJob",
     "CronClient",
+    "CronDeps",
     "CronFailed",
     "EditJob",
+    "EmergencyStop",
     "GetJob",
     "JobError",
     "JobNotFound",

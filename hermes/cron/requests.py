@@ -69,3 +69,11 @@ class ListJobs(Call["list[dict[str, Any]] | CronFailed"]):
 class JobRuns(Call["list[dict[str, Any]] | CronFailed"]):
     job_id: str
     limit: int = 20
+
+
+@attrs.frozen(slots=True)
+class EmergencyStop(Call["dict[str, Any] | CronFailed"]):
+    """``on``: stop every run now and skip every fire until cleared (seed #218); ``False``
+    clears it, ``None`` only reads it. Answered ``{stopped, runs_cancelled}``."""
+
+    on: bool | None = None

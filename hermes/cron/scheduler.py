@@ -29,6 +29,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -45,6 +46,7 @@ from .requests import (
     AddJob,
     CronFailed,
     EditJob,
+    EmergencyStop,
     GetJob,
     JobRuns,
     ListJobs,
@@ -75,8 +77,21 @@ class RunOutcome:
 
 Runner = Callable[[CronJob], Awaitable[RunOutcome]]
 """Runs one job once and says how it went (raising is recorded as ``failed``)."""
-Locate = Callable[[ActorContext], tuple[StoreClient, Runner]]
-"""Called in ``on_start``: the store and the runner (found in the actor tree)."""
+
+
+@attrs.frozen(slots=True)
+class CronDeps:
+    """What the scheduler works with, found when it starts (``Locate``)."""
+
+    store: StoreClient
+    runner: Runner
+    estop: Path | None = None
+    """The emergency-stop file (seed #218): while it exists nothing runs."""
+
+
+Locate = Callable[[ActorContext], CronDeps]
+"""Called in ``on_start``: the store, the runner and the stop file (found in the actor tree)."""
+ESTOP_DETAIL = "the emergency stop is on (hermes resume clears it)"
 
 
 class JobNotFound(LookupError):
@@ -118,7 +133,8 @@ class Scheduler(Actor):
         """Trio time before which nothing fires again (the store failed)."""
 
     async def on_start(self) -> None:
-        self.store, self.runner = self.locate(self.ctx)
+        deps = self.locate(self.ctx)
+        self.store, self.runner, self.estop = deps.store, deps.runner, deps.estop
         now = self.clock()
         for job in await self.store.request(q.ListJobs(), timeout=30.0):
             try:
@@ -196,6 +212,9 @@ class Scheduler(Actor):
                 return
             if following is not None:
                 self._push(job_id, following)
+            if self.stopped():
+                await self._record(job_id, due, now, now, "skipped", ESTOP_DETAIL)
+                continue
             await self._start(job_id, due)
 
     async def _start(self, job_id: str, scheduled_for: float | None) -> None:
@@ -339,6 +358,8 @@ class Scheduler(Actor):
             return [self.view(job) for job in self.jobs.values()]
         if isinstance(message, GetJob):
             return self.view(self._job(message.job_id))
+        if isinstance(message, EmergencyStop):
+            return self._emergency(message.on)
         if isinstance(message, JobRuns):
             self._job(message.job_id)
             runs = await self.store.request(q.ListRuns(message.job_id, message.limit))
@@ -370,6 +391,8 @@ class Scheduler(Actor):
             self._requeue(job)
             return self.view(job)
         if isinstance(message, RunJob):
+            if self.stopped():
+                raise JobError(f"cron job {job.id} not run: {ESTOP_DETAIL}")
             checked_prompt(job.prompt)  # scanned again: the rules may be newer than the row
             await self._start(job.id, None)
             return self.view(self.jobs[job.id])
@@ -391,9 +414,40 @@ class Scheduler(Actor):
             return {"removed": job.id, "run_cancelled": run is not None}
         raise JobError(f"the scheduler does not handle {type(message).__name__}")
 
+    def stopped(self) -> bool:
+        """The emergency stop is on: its file exists (whatever it holds, seed #218)."""
+        return self.estop is not None and self.estop.exists()
+
+    def _emergency(self, on: bool | None) -> dict[str, Any]:
+        """Set (True), clear (False) or read (None) the emergency stop."""
+        cancelled = 0
+        if on is not None and self.estop is None:
+            raise JobError("this scheduler has no emergency-stop file")
+        if on and self.estop is not None:
+            self.estop.write_text(f"set at {time.time():.0f}\n")
+            for run in self.running.values():
+                run.pending = False
+                run.cancelled_why = f"cancelled: {ESTOP_DETAIL}"
+                run.task.cancel()
+                cancelled += 1
+            log.warning("emergency stop on: %d running job runs cancelled", cancelled)
+        elif on is False and self.estop is not None:
+            self.estop.unlink(missing_ok=True)
+            log.warning("emergency stop cleared")
+        return {"stopped": self.stopped(), "runs_cancelled": cancelled}
+
     def _requeue(self, job: CronJob) -> None:
         if job.state == "active" and job.next_run_at is not None:
             self._push(job.id, job.next_run_at)
 
 
-__all__ = ["REANCHOR", "JobNotFound", "Locate", "RunOutcome", "Runner", "Scheduler"]
+__all__ = [
+    "ESTOP_DETAIL",
+    "REANCHOR",
+    "CronDeps",
+    "JobNotFound",
+    "Locate",
+    "RunOutcome",
+    "Runner",
+    "Scheduler",
+]

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 import trio
 
 from actors import ActorContext
-from hermes.cron import Locate, Runner, RunOutcome
+from hermes.cron import CronDeps, Locate, RunOutcome
 from hermes.session import TurnEnd
 from hermes.store import StoreClient
 from hermes.store.cron_queries import CronJob
@@ -32,6 +32,8 @@ from .settings import Settings
 log = logging.getLogger("hermes.cron.runner")
 
 CLOSE_TIMEOUT = 15.0
+ESTOP_FILE = "ESTOP"
+"""In the data directory: while it exists no job runs (``hermes pause``, seed #218)."""
 TURN_CALL_LIMIT = 10 * 365 * 86400.0
 """The turn's own call is not what bounds a run: the inactivity deadline is."""
 
@@ -101,7 +103,7 @@ class SessionRunner:
 def locate(settings: Settings) -> Locate:
     """What the daemon's scheduler finds when it starts: the store and the sessions."""
 
-    def found(ctx: ActorContext) -> tuple[StoreClient, Runner]:
+    def found(ctx: ActorContext) -> CronDeps:
         parent = ctx.parent
         assert parent is not None
         root = parent.path.rsplit("/", 1)[0]
@@ -109,8 +111,10 @@ def locate(settings: Settings) -> Locate:
         sessions = ctx.system.lookup(root + "/sessions")
         if store is None or sessions is None:
             raise RuntimeError("the store and the sessions manager must start before cron")
-        return StoreClient(store, lane=settings.store_lane), SessionRunner(
-            ManagerClient(sessions, view=settings.sessions_view)
+        return CronDeps(
+            StoreClient(store, lane=settings.store_lane),
+            SessionRunner(ManagerClient(sessions, view=settings.sessions_view)),
+            settings.config.data_dir(settings.paths) / ESTOP_FILE,
         )
 
     return found

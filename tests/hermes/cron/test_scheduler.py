@@ -18,9 +18,12 @@ from trio.testing import MockClock
 
 from actors import ActorContext, ActorRef, ActorSystem
 from hermes.cron import (
+    ESTOP_DETAIL,
     AddJob,
     CronClient,
+    CronDeps,
     EditJob,
+    EmergencyStop,
     JobError,
     JobRuns,
     ListJobs,
@@ -79,10 +82,10 @@ class Gate:
 
 
 async def start(
-    system: ActorSystem, store: StoreClient, runner: Runner
+    system: ActorSystem, store: StoreClient, runner: Runner, estop: Path | None = None
 ) -> tuple[ActorRef, CronClient]:
-    def locate(ctx: ActorContext) -> tuple[StoreClient, Runner]:
-        return store, runner
+    def locate(ctx: ActorContext) -> CronDeps:
+        return CronDeps(store, runner, estop)
 
     ref = await system.spawn(Scheduler(locate, wall), name="cron")
     return ref, CronClient(ref)
@@ -304,3 +307,32 @@ async def test_removing_a_job_while_it_runs_cancels_the_run_and_leaves_no_histor
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     with pytest.raises(StoreError, match="no cron job with id"):
         await store.request(q.RecordRun(job["id"], None, 0.0, 1.0, "ok"))
+
+
+async def test_the_emergency_stop_cancels_running_runs_and_skips_fires_until_cleared(
+    system: ActorSystem, store: StoreClient, autojump_clock: MockClock, tmp_path: Path
+) -> None:
+    estop = tmp_path / "ESTOP"
+    gate = Gate(instant=False)
+    ref, cron = await start(system, store, gate, estop)
+    job = await cron.call(AddJob({"schedule": "every 1m", "prompt": "x", "overlap": "queue"}))
+    await gate.until(lambda: len(gate.started) == 1)
+    assert await cron.call(EmergencyStop(True)) == {"stopped": True, "runs_cancelled": 1}
+    assert estop.exists()
+    await gate.until(lambda: gate.ended == ["cancelled"])
+    with pytest.raises(JobError, match="the emergency stop is on"):
+        await cron.call(RunJob(job["id"]))
+    await trio.sleep(150)  # fires at 2 and 3 min
+    assert len(gate.started) == 1
+    outcomes = [(r.outcome, r.detail) for r in await runs(store, job["id"])]
+    assert outcomes[0] == ("cancelled", "cancelled: " + ESTOP_DETAIL)
+    assert outcomes[1:] == [("skipped", ESTOP_DETAIL)] * 2
+    # the file is the state: a scheduler started again (a daemon restart) still skips
+    await ref.stop()
+    _, cron = await start(system, store, gate, estop)
+    await trio.sleep(60)
+    assert len(gate.started) == 1
+    assert (await cron.call(EmergencyStop()))["stopped"] is True
+    assert await cron.call(EmergencyStop(False)) == {"stopped": False, "runs_cancelled": 0}
+    gate.instant = True
+    await gate.until(lambda: len(gate.started) == 2)
