@@ -173,8 +173,12 @@ class SkillLibrary:
             if cached is not None and cached[0] == key:
                 found.append((cached[1], cached[2]))
                 continue
-            item = parse_skill(skill_dir, source)
-            scan = _scan_skill(item) if source == "project" else None
+            try:
+                item: Skill | SkillProblem = parse_skill(skill_dir, source)
+                scan = _scan_skill(item) if source == "project" else None
+            except Exception as exc:  # a skill never fails a turn: report it, skip it
+                log.exception("skill %s could not be read", skill_dir)
+                item, scan = SkillProblem(skill_dir / SKILL_FILE, 0, f"unreadable: {exc}"), None
             self._cache[skill_dir] = (key, item, scan)
             found.append((item, scan))
         return found
