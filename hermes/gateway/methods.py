@@ -307,10 +307,11 @@ class Methods:
         choice = p.choice("choice", tuple(c.value for c in ApprovalChoice))
         if choice is None:
             raise RequestError("approval.respond: param 'choice' is required", "invalid_params")
+        content = p.opt_object("content")
         entry = await self.entry(p)
         p.done()
         try:
-            await entry.handle.respond_approval(request_id, choice)
+            await entry.handle.respond_approval(request_id, choice, content)
         except UnknownApproval:
             first = entry.hub.resolved.get(request_id)
             if first is None:

@@ -112,6 +112,17 @@ class Params:
             raise self._bad(name, "a boolean", value)
         return value
 
+    def opt_object(self, name: str) -> dict[str, Any] | None:
+        """An optional JSON object param (at most 64 KiB as JSON)."""
+        value = self._get(name, False)
+        if value is None:
+            return None
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise self._bad(name, "a JSON object", value)
+        if len(repr(value)) > 65_536:
+            raise self._invalid(name, "is too large (over 64 KiB)")
+        return value
+
     def choice(self, name: str, choices: tuple[str, ...]) -> str | None:
         value = self._get(name, False)
         if value is None:

@@ -2,11 +2,13 @@
 
 The question goes to the surface that owns the session whose call is running
 on that server, as an approval prompt covering this one request: approved
-becomes ``accept`` (with no form content), denied ``decline``, no answer in
-the session's approval timeout ``cancel``. It is declined without asking when
-nobody can answer: no call is in flight on the server, more than one is (the
-question cannot be told apart), or the session has no surface attached
-(unattended). URL-mode requests (``mode: url``) are always declined.
+becomes ``accept``, denied ``decline``, no answer in the session's approval
+timeout ``cancel``. A question with fields carries its schema as the
+request's ``FormAnswer``; the typed ``content`` the surface approved with
+(checked by the session's broker) is what ``accept`` sends, else ``{}``.
+It is declined without asking when nobody can answer: no call is in flight
+on the server, more than one is (the question cannot be told apart), or the
+session has no surface attached (unattended). URL-mode requests (``mode: url``) are always declined.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import mcp_types as types
 
 from hermes.tools import Finding, Verdict
-from hermes.tools.approval import decide_findings
+from hermes.tools.approval import FormAnswer, decide_findings
 
 from .link import ServerLink
 
@@ -43,6 +45,7 @@ async def elicit(link: ServerLink, params: types.ElicitRequestParams) -> types.E
         hardline=False,
         opaque=True,  # asked each time: never remembered, never waved through by yolo
     )
+    form = FormAnswer(dict(params.requested_schema)) if _has_fields(params) else None
     decision = await decide_findings(
         f"MCP server '{name}' asks during {ctx.tool_name or 'a call'}: {params.message[:500]}",
         (finding,),
@@ -50,12 +53,19 @@ async def elicit(link: ServerLink, params: types.ElicitRequestParams) -> types.E
         ask=ctx.ask_approval,
         call_id=ctx.call_id,
         pause=ctx.pause_deadline,
+        form=form,
     )
     if decision.verdict in _ACCEPTED:
-        return types.ElicitResult(action="accept", content={})
+        content = form.content if form is not None and form.content is not None else {}
+        return types.ElicitResult(action="accept", content=content)
     if decision.verdict is Verdict.TIMEOUT:
         return types.ElicitResult(action="cancel")
     return _declined(name, f"the person answered {decision.verdict.value}")
+
+
+def _has_fields(params: types.ElicitRequestFormParams) -> bool:
+    schema = params.requested_schema
+    return isinstance(schema, dict) and bool(schema.get("properties"))
 
 
 def _declined(name: str, why: str) -> types.ElicitResult:

@@ -10,12 +10,15 @@ dangerous command is denied as unattended.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import trio
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from hermes.tools import ApprovalCallback, ApprovalChoice, ApprovalRequest
 
-from .errors import UnknownApproval
+from .errors import InvalidInput, UnknownApproval
 from .events import ApprovalRequested, ApprovalResolved, EventHub
 
 
@@ -55,6 +58,7 @@ class ApprovalBroker:
                 request.command,
                 request.reasons,
                 self.timeout,
+                dict(request.form.schema) if request.form is not None else None,
             )
         )
         try:
@@ -65,13 +69,30 @@ class ApprovalBroker:
             if not pending.done.is_set():  # the gate stopped waiting (timeout): a denial
                 self.hub.publish(ApprovalResolved(request_id, ApprovalChoice.DENY.value))
 
-    def respond(self, request_id: int, choice: ApprovalChoice) -> None:
+    def respond(
+        self, request_id: int, choice: ApprovalChoice, content: dict[str, Any] | None = None
+    ) -> None:
+        """Answer a request; ``content``: a form request's typed answer (checked, or refused)."""
         pending = self._pending.get(request_id)
         if pending is None or pending.done.is_set():
             waiting = ", ".join(str(i) for i in self._pending) or "none"
             raise UnknownApproval(
                 f"no approval request {request_id} is waiting (waiting: {waiting})"
             )
+        if content is not None:
+            form = pending.request.form
+            if form is None:
+                raise InvalidInput(f"approval request {request_id} asks no form: send no content")
+            if choice is ApprovalChoice.DENY:
+                raise InvalidInput("content answers a form with an approval, not with deny")
+            problems = sorted(Draft202012Validator(dict(form.schema)).iter_errors(content), key=str)
+            if problems:
+                where = "/".join(str(p) for p in problems[0].absolute_path) or "content"
+                raise InvalidInput(
+                    f"content does not fit approval request {request_id}'s form: "
+                    f"{where}: {problems[0].message[:300]} (the request still waits)"
+                )
+            form.content = dict(content)
         pending.choice = choice
         pending.done.set()
         self.hub.publish(ApprovalResolved(request_id, choice.value))

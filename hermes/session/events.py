@@ -102,6 +102,8 @@ class ApprovalRequested:
     command: str
     reasons: str
     timeout: float
+    form: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    """A form to fill in (an MCP elicitation's JSON Schema): answer with ``content``."""
 
 
 @attrs.frozen(slots=True)

@@ -110,9 +110,15 @@ class SessionHandle:
         return await self._call(Cancel(reason), timeout)
 
     async def respond_approval(
-        self, request_id: int, choice: ApprovalChoice | str, *, timeout: float | None = None
+        self,
+        request_id: int,
+        choice: ApprovalChoice | str,
+        content: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> None:
-        await self._call(RespondApproval(request_id, ApprovalChoice(choice)), timeout)
+        """Answer an approval request; ``content``: a form request's typed answer."""
+        await self._call(RespondApproval(request_id, ApprovalChoice(choice), content), timeout)
 
     async def set_yolo(self, on: bool, *, timeout: float | None = None) -> bool:
         """Turn the session's yolo switch on or off; returns the new value."""

@@ -57,6 +57,8 @@ class Cancel(Call["Cancelled | Refused"]):
 class RespondApproval(Call["None | Refused"]):
     request_id: int
     choice: ApprovalChoice
+    content: dict[str, Any] | None = None
+    """A form request's typed answer (an MCP elicitation)."""
 
 
 @attrs.frozen(slots=True)

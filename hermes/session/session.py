@@ -477,7 +477,7 @@ class SessionActor(Actor):
         if isinstance(message, SetMcpServer):
             return self._set_mcp_server(message.server, message.on)
         if isinstance(message, RespondApproval):
-            self.approvals.respond(message.request_id, message.choice)
+            self.approvals.respond(message.request_id, message.choice, message.content)
             return None
         if isinstance(message, ListSubagents | SteerSubagent | StopSubagent):
             return await self.subagents.call(message)

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import attrs
 import trio
@@ -52,6 +53,19 @@ class ApprovalChoice(enum.Enum):
     DENY = "deny"
 
 
+@attrs.define(slots=True)
+class FormAnswer:
+    """A form a request asks the person to fill in (an MCP elicitation), and their answer.
+
+    ``schema`` is the requested JSON Schema (an object of named fields); the
+    surface that approves may give ``content`` with the values, checked against
+    it before the approval counts.
+    """
+
+    schema: Mapping[str, Any]
+    content: dict[str, Any] | None = None
+
+
 @attrs.frozen(slots=True)
 class ApprovalRequest:
     """What an approval surface shows: the command and why it needs approval."""
@@ -59,6 +73,8 @@ class ApprovalRequest:
     command: str
     findings: tuple[Finding, ...]
     call_id: str = ""
+    form: FormAnswer | None = attrs.field(default=None, eq=False)
+    """A form to fill in with the approval (elicitation); None for a plain yes/no."""
 
     @property
     def keys(self) -> frozenset[str]:
@@ -231,6 +247,7 @@ async def decide_findings(
     call_id: str = "",
     pause: Callable[[], AbstractContextManager[None]] = nullcontext,
     judged: bool = False,
+    form: FormAnswer | None = None,
 ) -> ApprovalDecision:
     """The module docstring's steps for findings already made (``subject`` is shown).
 
@@ -251,7 +268,7 @@ async def decide_findings(
         return ApprovalDecision(Verdict.PREAPPROVED, findings)
     if ask is None:
         return ApprovalDecision(Verdict.UNATTENDED, findings)
-    request = ApprovalRequest(subject, findings, call_id)
+    request = ApprovalRequest(subject, findings, call_id, form)
     escalated = ""
     smart = session.mode is ApprovalMode.SMART and session.judge is not None
     if judged and smart and not opaque and not session.breaker_tripped():

@@ -186,7 +186,7 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "prompt.submit": ("session", "text", "mode"), "steer": ("session", "text"),
     "redirect": ("session", "text"), "interrupt": ("session", "reason"),
     "cancel": ("session", "reason"), "actor.cancel": ("path",), "tree.snapshot": (),
-    "approval.respond": ("session", "request_id", "choice"),
+    "approval.respond": ("session", "request_id", "choice", "content"),
     "search": ("query", "limit", "session"), "session.compress": ("session", "focus"),
     "memory.show": (), "memory.pending": (), "memory.approve": ("proposal",),
     "memory.reject": ("proposal",), "session.yolo": ("session", "on"),

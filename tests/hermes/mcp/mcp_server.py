@@ -106,6 +106,8 @@ class Answer(BaseModel):
 async def ask(ctx: Context) -> str:
     """Ask the user for a name (elicitation); answer what the client did."""
     result = await ctx.elicit("What is your name?", Answer)
+    if result.action == "accept":
+        return f"elicitation: accept, name {result.data.name}"
     return f"elicitation: {result.action}"
 
 
