@@ -1,4 +1,5 @@
-"""``hermes cron add|list|edit|pause|resume|run|rm|runs``: scheduled jobs (docs/cron.md)."""
+"""``hermes cron add|list|edit|pause|resume|run|rm|runs`` (scheduled jobs, docs/cron.md) and
+``hermes pause`` / ``hermes resume`` (the emergency stop, seed #218)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,20 @@ def runs(job: str, limit: int, as_json: bool) -> None:
         click.echo(
             f"{_when(row['started_at'])}  {row['outcome']:9} {took:7.1f}s  {session}  {detail}"
         )
+
+
+@main.command("pause")
+def pause() -> None:
+    """Emergency stop: cancel every running job run and run no job until `hermes resume`."""
+    answer = run_async(lambda: call_daemon("estop.set"))
+    click.echo(
+        f"emergency stop on: {answer['runs_cancelled']} running job run(s) cancelled; "
+        "no job runs until `hermes resume` (this holds across daemon restarts)"
+    )
+
+
+@main.command("resume")
+def resume() -> None:
+    """Clear the emergency stop: jobs run again from their next times."""
+    run_async(lambda: call_daemon("estop.clear"))
+    click.echo("emergency stop cleared: jobs run again from their next times")

@@ -4,8 +4,10 @@
 ``model``, ``toolsets``, ``overlap``, ``timeout``, ``paused``), ``cron.list``,
 ``cron.get``, ``cron.edit`` (``job`` and the fields to change), ``cron.pause``,
 ``cron.resume``, ``cron.run`` (now), ``cron.rm``, ``cron.runs`` (past runs,
-newest first). A bad schedule or field is ``invalid_params`` with the reason,
-an unknown job ``not_found``, a scheduler between restarts ``unavailable``.
+newest first). ``estop.set`` / ``estop.clear`` / ``estop.status``: the
+emergency stop (seed #218; ``hermes pause`` / ``hermes resume``). A bad
+schedule or field is ``invalid_params`` with the reason, an unknown job
+``not_found``, a scheduler between restarts ``unavailable``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hermes.cron import (
     AddJob,
     CronClient,
     EditJob,
+    EmergencyStop,
     GetJob,
     JobError,
     JobNotFound,
@@ -129,7 +132,17 @@ def cron_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
 
         return method
 
+    def estop(on: bool | None) -> Method:
+        async def method(p: Params) -> Any:
+            p.done()
+            return await ask(EmergencyStop(on))
+
+        return method
+
     return {
+        "estop.set": estop(True),
+        "estop.clear": estop(False),
+        "estop.status": estop(None),
         "cron.add": add,
         "cron.list": listed,
         "cron.get": one(GetJob),
@@ -142,4 +155,26 @@ def cron_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
     }
 
 
-__all__ = ["cron_methods"]
+__all__ = ["cron_methods", "cron_route"]
+
+
+def cron_route(
+    verb: str, rest: list[str], body: dict[str, Any]
+) -> tuple[str, dict[str, Any]] | None:
+    """HTTP routes under ``/cron`` (``http_api.py``): ``GET /cron``, ``POST /cron`` (add),
+    ``GET /cron/{job}``, ``GET /cron/{job}/runs``,
+    ``POST /cron/{job}/{edit,pause,resume,run,rm}``."""
+    if not rest:
+        if verb == "GET":
+            return "cron.list", {}
+        return ("cron.add", body) if verb == "POST" else None
+    job = rest[0]
+    if len(rest) == 1 and verb == "GET":
+        return "cron.get", {"job": job}
+    if len(rest) == 2 and verb == "GET" and rest[1] == "runs":
+        return "cron.runs", {"job": job}
+    if len(rest) == 2 and verb == "POST" and rest[1] == "edit":
+        return "cron.edit", {**body, "job": job}
+    if len(rest) == 2 and verb == "POST" and rest[1] in ("pause", "resume", "run", "rm"):
+        return f"cron.{rest[1]}", {"job": job}
+    return None

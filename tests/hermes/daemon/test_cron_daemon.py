@@ -118,6 +118,13 @@ def test_a_job_runs_a_session_turn_records_it_and_survives_a_restart(tmp_path: P
         added = daemon.cli("cron", "add", "every 1h", "x", "--timeout", "42", "--paused", "--json")
         assert added.returncode == 0, added.stderr
         assert json.loads(added.stdout)["timeout"] == 42.0  # the job's, not the client's
+        stopped = daemon.cli("pause")
+        assert stopped.returncode == 0 and "emergency stop on" in stopped.stdout, stopped.stderr
+        assert (daemon.paths.data_dir / "ESTOP").exists()
+        refused = daemon.cli("cron", "run", job_id)
+        assert refused.returncode != 0 and "the emergency stop is on" in refused.stderr
+        cleared = daemon.cli("resume")
+        assert cleared.returncode == 0 and not (daemon.paths.data_dir / "ESTOP").exists()
         removed = daemon.cli("cron", "rm", job_id)
         assert removed.returncode == 0 and f"removed {job_id}" in removed.stdout
 

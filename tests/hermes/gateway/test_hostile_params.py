@@ -206,6 +206,7 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     ),
     "cron.list": (), "cron.get": ("job",), "cron.pause": ("job",), "cron.resume": ("job",),
     "cron.run": ("job",), "cron.rm": ("job",), "cron.runs": ("job", "limit"),
+    "estop.set": (), "estop.clear": (), "estop.status": (),
     "checkpoint.list": ("dir",), "checkpoint.diff": ("dir", "number"),
     "checkpoint.restore": ("dir", "number", "session"),
     "events.subscribe": ("session", "since", "epoch", "approvals"),
