@@ -5,7 +5,7 @@
 | ``app.py`` | the group; shared helpers (paths, finding or starting the daemon, errors) |
 | ``daemon_commands.py`` | ``daemon [start|stop|status]``, ``logs`` |
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
-| ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]`` |
+| ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]``, ``pause``, ``resume`` |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
 | ``skills_commands.py`` | ``skills [list|show|trust|untrust]``, ``curator [lock|unlock]`` |
