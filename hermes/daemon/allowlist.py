@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from typing import Any
 import attrs
 import tomlkit
 import trio
+
+from hermes.files import replace_file
 
 SECTION = "approvals"
 KEY = "command_allowlist"
@@ -101,7 +102,7 @@ class AllowlistFile:
             change(doc)
             text = tomlkit.dumps(doc)
             if text != before:
-                _replace(self.path, text)
+                replace_file(self.path, text)
 
 
 def _load(path: Path) -> tomlkit.TOMLDocument:
@@ -137,21 +138,3 @@ def _array(doc: tomlkit.TOMLDocument) -> Any:
     elif not isinstance(array, list):
         raise AllowlistError(f"[{SECTION}] {KEY} in the config file is not a list")
     return array
-
-
-def _replace(path: Path, text: str) -> None:
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -20,10 +20,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from hermes.files import replace_file
 
 from .errors import MemoryLocked, MemoryUnreadable
 
@@ -85,24 +86,4 @@ def read_verified(path: Path) -> str | None:
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) atomically and durably; the new file is 0600."""
-    data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    replace_file(path, text, mode=0o600)

@@ -10,13 +10,13 @@ kept (0600 for a new one). A running daemon reads the list when it starts.
 from __future__ import annotations
 
 import fcntl
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import tomlkit
+
+from hermes.files import replace_file
 
 from .library import project_root
 
@@ -96,18 +96,4 @@ def _edit(path: Path, change: Callable[[tomlkit.TOMLDocument], None]) -> None:
         text = tomlkit.dumps(doc)
         if text == before:
             return
-        try:
-            mode = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o600
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fchmod(f.fileno(), mode)
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        replace_file(path, text)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from hermes.files import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +58,5 @@ def set_locked(user_dir: Path, name: str, locked: bool) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """``text`` to ``path`` via a temporary file beside it, fsync and ``os.replace``."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    """``text`` to ``path`` atomically and durably (``hermes.files.replace_file``), 0600."""
+    replace_file(path, text, mode=0o600)
