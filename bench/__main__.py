@@ -4,7 +4,7 @@ Run a per-issue benchmark or the suite's scenarios.
 
 Per-issue benchmarks (one at a time; each prints its own table or ``--json``):
 runtime, supervision, model, session, processes, subagents, gateway, compression,
-cli, mcp, guards, skills.
+cli, mcp, guards, skills, scheduler.
 
 Scenarios (any number, ``all`` = every one; the default): sessions, fanout,
 cancel, steer, soak, chaos. Each runs against a daemon and a fake provider
@@ -39,6 +39,7 @@ BENCHMARKS = (
     "cli",
     "guards",
     "skills",
+    "scheduler",
 )
 SIZE_FLAGS = {
     "sessions": (int, "concurrent sessions (sessions, chaos; the load under cancel and steer)"),
