@@ -312,7 +312,7 @@ class SessionActor(Actor):
         owner = ChildOwner(
             self.session_id,
             self.config,
-            self.deps,
+            attrs.evolve(self.deps, registry=self.tools),  # children: minus the servers off here
             self.hub,
             self._remaining_context,
             processes=self._current_processes,

@@ -107,3 +107,34 @@ async def test_a_session_that_disables_a_server_loses_its_tools_and_the_other_ke
     again = fake.message_requests[-1].body
     assert offered(again) == offered(before)
     assert stable_tier(again) == stable_tier(before)
+
+
+def test_a_session_view_hides_a_servers_tools_and_keeps_the_shared_tuple_otherwise() -> None:
+    import mcp_types as types
+
+    from hermes.mcp import parse_mcp
+    from hermes.mcp.link import ServerLink
+    from hermes.mcp.tools import McpTool
+    from hermes.session.tool_view import SessionTools
+    from hermes.subagents.child import child_registry
+    from hermes.subagents.tasks import TaskSpec
+    from hermes.tools import ToolCall, default_registry
+
+    config, errors = parse_mcp({"servers": {"kb": {"command": "x"}}}, "t.toml")
+    assert errors == []
+    shared = default_registry()
+    link = ServerLink(config=config.servers[0])
+    remote = types.Tool(name="echo", input_schema={"type": "object"})
+    shared.register(McpTool(link, remote, "mcp_kb_echo"))
+    view = SessionTools(shared)
+    assert view.specs() is shared.specs()  # nothing off: the very tuple every session sends
+    assert view.set_server("kb", False) and not view.set_server("kb", False)
+    off = view.specs()
+    assert "mcp_kb_echo" not in [s.name for s in off] and view.specs() is off
+    assert len(off) == len(shared.specs()) - 1
+    assert "mcp_kb_echo" not in view and view.get("mcp_kb_echo") is None
+    unknown = view.prepare(ToolCall("toolu_1", "mcp_kb_echo", {}))
+    assert "Unknown tool 'mcp_kb_echo'" in getattr(unknown, "content", "")
+    child = child_registry(view, TaskSpec(goal="g"), frozenset(), False)
+    assert "mcp_kb_echo" not in child and "read_file" in child  # a subagent inherits the switch
+    assert view.set_server("kb", True) and view.specs() is shared.specs()
