@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from .app import call_daemon, daemon_endpoint, main, print_json, run_async
+from .tables import on_terminal, print_table
 
 
 @main.command("sessions")
@@ -25,16 +26,29 @@ def sessions(as_json: bool, limit: int) -> None:
         return
     if not rows:
         click.echo("no sessions")
-    for row in rows:
-        state = (
-            "ended"
-            if row["ended"]
-            else ("busy" if row["busy"] else ("running" if row["running"] else "idle"))
+        return
+    shown = [
+        (row["id"], _session_state(row), row["messages"], _when(row["updated_at"]), row["title"])
+        for row in rows
+    ]
+    if on_terminal():
+        headers = ("ID", "STATE", "MSGS", "UPDATED", "TITLE")
+        print_table(
+            headers, [(*r[:4], r[4] or "") for r in shown], right=("MSGS",), wrap=("TITLE",)
         )
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated_at"]))
-        click.echo(
-            f"{row['id']}  {state:7}  {row['messages']:4} msgs  {when}  {row['title'] or ''}"
-        )
+        return
+    for sid, state, messages, when, title in shown:
+        click.echo(f"{sid}  {state:7}  {messages:4} msgs  {when}  {title or ''}")
+
+
+def _session_state(row: dict[str, Any]) -> str:
+    if row["ended"]:
+        return "ended"
+    return "busy" if row["busy"] else ("running" if row["running"] else "idle")
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 
 @main.command("send")
@@ -131,6 +145,13 @@ def search(query: str, as_json: bool) -> None:
     if as_json:
         print_json(hits)
         return
+    if on_terminal():
+        if not hits:
+            click.echo(f"no matches for {query!r}")
+            return
+        rows = [(h["session_id"], h["seq"], h["role"], h["snippet"]) for h in hits]
+        print_table(("SESSION", "SEQ", "ROLE", "SNIPPET"), rows, right=("SEQ",), wrap=("SNIPPET",))
+        return
     for hit in hits:
         click.echo(f"{hit['session_id']} #{hit['seq']} {hit['role']}: {hit['snippet']}")
 
@@ -155,6 +176,12 @@ def orphans(kill_them: bool, process_id: str | None, as_json: bool) -> None:
         return
     if not rows:
         click.echo("no orphaned background processes")
+    elif on_terminal():
+        shown = [
+            (r["id"], r["pid"], r.get("action") or r.get("liveness"), r["command"]) for r in rows
+        ]
+        print_table(("ID", "PID", "STATE", "COMMAND"), shown, right=("PID",), wrap=("COMMAND",))
+        return
     for row in rows:
         state = row.get("action") or row.get("liveness")
         click.echo(f"{row['id']}  pid {row['pid']}  {state}  {row['command'][:60]}")
@@ -173,13 +200,25 @@ def ps(session_id: str | None, as_json: bool) -> None:
     if not rows:
         click.echo("no background processes")
         return
+    if on_terminal():
+        shown = [
+            (r["id"], r["session"], r["pid"], _status(r), f"{r['runtime']:.1f}s", r["command"])
+            for r in rows
+        ]
+        headers = ("ID", "SESSION", "PID", "STATUS", "RUNTIME", "COMMAND")
+        print_table(headers, shown, right=("PID", "RUNTIME"), wrap=("COMMAND",))
+        return
     for row in rows:
-        code = row.get("exit_code")
-        status = row["status"] if code is None else f"{row['status']}({code})"
+        status = _status(row)
         click.echo(
             f"{row['id']}  {row['session']}  pid {row['pid']:<7}  {status:12}  "
             f"{row['runtime']:7.1f}s  {row['command'][:60]}"
         )
+
+
+def _status(row: dict[str, Any]) -> str:
+    code = row.get("exit_code")
+    return str(row["status"]) if code is None else f"{row['status']}({code})"
 
 
 @main.command("approve")
@@ -207,6 +246,9 @@ def tree(as_json: bool, watch: bool, interval: float) -> None:
     snapshot = run_async(lambda: call_daemon("tree.snapshot"))
     if as_json:
         print_json(snapshot)
+        return
+    if on_terminal():
+        print_table(*tree_table(snapshot), right=("MAILBOX", "BEAT", "RESTARTS"))
         return
     for line in render_tree(snapshot):
         click.echo(line)
@@ -245,6 +287,31 @@ async def _watch_tree(as_json: bool, interval: float) -> int:
             nursery.start_soon(stop_on_signal)
             await draw(client)
     return 0
+
+
+def tree_table(snapshot: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The tree as table headers and rows (each actor's name indented by its depth)."""
+    headers = ("ACTOR", "CLASS", "STATE", "MAILBOX", "BEAT", "RESTARTS")
+    rows: list[tuple[str, ...]] = []
+
+    def walk(node: dict[str, Any], depth: int) -> None:
+        age = node.get("heartbeat_age")
+        rows.append(
+            (
+                "  " * depth + node.get("path", "?").rsplit("/", 1)[-1],
+                str(node.get("class", "?")),
+                str(node.get("state", "?")),
+                str((node.get("mailbox") or {}).get("depth", 0)),
+                f"{age:.1f}s" if isinstance(age, int | float) else "-",
+                str(node.get("restarts", 0)),
+            )
+        )
+        for child in node.get("children") or []:
+            walk(child, depth + 1)
+
+    for top in snapshot.get("children") or []:
+        walk(top, 0)
+    return headers, rows
 
 
 def render_tree(snapshot: dict[str, Any]) -> list[str]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from typing import Any
 
 import click
 
 from .app import call_endpoint, daemon_paths, fail, main, print_json, run_async
+from .tables import on_terminal, print_table
 
 
 @main.group("daemon", invoke_without_command=True)
@@ -111,12 +114,46 @@ def daemon_status(as_json: bool) -> None:
 @main.command("logs")
 @click.option("-n", "lines", default=50, show_default=True, help="How many lines.")
 @click.option("--raw", is_flag=True, help="The JSON lines as written.")
-def logs(lines: int, raw: bool) -> None:
-    """Show the daemon's structured log."""
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of the entries.")
+def logs(lines: int, raw: bool, as_json: bool) -> None:
+    """Show the daemon's structured log (a table on a terminal)."""
     from hermes.daemon.logs import format_line
 
     path = daemon_paths().log_file
     if not path.exists():
         fail(f"no log yet at {path}")
-    for line in path.read_text(errors="replace").splitlines()[-lines:]:
-        click.echo(line if raw else format_line(line))
+    tail = path.read_text(errors="replace").splitlines()[-lines:]
+    if as_json:
+        print_json([_entry(line) for line in tail])
+    elif not raw and on_terminal():
+        rows = [_log_row(_entry(line)) for line in tail]
+        print_table(
+            ("TIME", "LEVEL", "ACTOR", "LOGGER", "MESSAGE"), rows, wrap=("ACTOR", "MESSAGE")
+        )
+    else:
+        for line in tail:
+            click.echo(line if raw else format_line(line))
+
+
+def _entry(line: str) -> dict[str, Any]:
+    """A log line as its JSON object; a line that is not one is ``{"raw": line}``."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return {"raw": line}
+    return entry if isinstance(entry, dict) else {"raw": line}
+
+
+def _log_row(entry: dict[str, Any]) -> tuple[str, ...]:
+    if "raw" in entry and "msg" not in entry:
+        return ("", "", "", "", str(entry["raw"]))
+    message = str(entry.get("msg"))
+    if entry.get("exc"):
+        message += "\n" + str(entry["exc"])
+    return (
+        str(entry.get("ts", "")),
+        str(entry.get("level", "?")),
+        str(entry.get("actor") or "-"),
+        str(entry.get("logger", "")),
+        message,
+    )

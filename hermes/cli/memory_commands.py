@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .app import call_daemon, main, print_json, run_async
+from .tables import on_terminal, print_table
 
 
 @main.group("memory", invoke_without_command=True)
@@ -27,6 +28,12 @@ def show(as_json: bool = False) -> None:
         return
     for kind, title in (("memory", "Agent notes"), ("user", "User profile")):
         store = shown[kind]
+        if on_terminal():
+            head = f"{title} ({store['file']}, {store['used']:,}/{store['cap']:,} chars)"
+            rows = [(str(n), e) for n, e in enumerate(store["entries"], 1)] or [("", "(empty)")]
+            click.echo(head)
+            print_table(("#", "ENTRY"), rows, right=("#",), wrap=("ENTRY",))
+            continue
         click.echo(f"{title} ({store['file']}, {store['used']:,}/{store['cap']:,} chars)")
         for entry in store["entries"] or ["(empty)"]:
             click.echo("  - " + entry.replace("\n", "\n    "))
@@ -44,6 +51,13 @@ def pending(as_json: bool) -> None:
         return
     if not rows:
         click.echo("no pending memory edits")
+    elif on_terminal():
+        shown = [
+            (r["id"], r["op"], r["kind"], r["entry"], r["text"] if r["op"] == "replace" else "")
+            for r in rows
+        ]
+        print_table(("ID", "OP", "KIND", "ENTRY", "NEW TEXT"), shown, wrap=("ENTRY", "NEW TEXT"))
+        return
     for row in rows:
         change = f"-> {row['text']!r}" if row["op"] == "replace" else "(remove)"
         click.echo(f"{row['id']}  {row['op']:7} {row['kind']:6} {row['entry']!r} {change}")

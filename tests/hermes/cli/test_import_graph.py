@@ -18,8 +18,8 @@ from tests.hermes.daemon.daemon_proc import CLI_BOUND, running_daemon
 
 DAEMON_ONLY = ("anthropic", "hermes.store", "hermes.session", "hermes.model")
 """What the daemon loads and a control command must never load (with submodules)."""
-FORBIDDEN = (*DAEMON_ONLY, "mcp")
-"""Those and the MCP SDK."""
+FORBIDDEN = (*DAEMON_ONLY, "mcp", "rich", "prompt_toolkit")
+"""Those, the MCP SDK, and the terminal libraries (the probe's stdout is a pipe)."""
 
 PROBE = """
 import json, sys
@@ -57,13 +57,21 @@ def test_the_control_commands_never_import_the_sdk_the_store_or_sessions(tmp_pat
             ["daemon", "start"],  # one runs: says so
             ["daemon", "status"],
             ["sessions"],
+            ["sessions", "--json"],
             ["cancel", session_id],
             ["stop", "--hard", session_id],
             ["tree"],
+            ["tree", "--json"],
             ["ps"],
+            ["ps", "--json"],
             ["orphans"],
             ["search", "hello"],
+            ["search", "hello", "--json"],
+            ["memory"],
+            ["memory", "show", "--json"],
+            ["memory", "pending", "--json"],
             ["logs", "-n", "1"],
+            ["logs", "-n", "1", "--json"],
             ["daemon", "stop"],
         ]
         out = tmp_path / "probe.json"
