@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import time
 from typing import Any
 
 import attrs
@@ -29,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "/usage": "model, tokens and context use",
     "/memory": "the long-term memory's usage",
     "/output": "[N]: the whole output of the Nth latest tool call (1 = latest)",
+    "/checkpoints": "the checkpoints of this session's working directory (1 = latest)",
+    "/rollback": "[N]: put the working directory back as checkpoint N left it (1)",
     "/quit": "leave (also /exit, Ctrl+D)",
 }
 ALIASES = {"/exit": "/quit"}
@@ -231,6 +234,45 @@ async def _output(ctx: ChatContext, rest: str) -> None:
     ctx.out.echo(f"── {name} ──\n{text.rstrip() or '(no streamed output)'}")
 
 
+async def _session_dir(ctx: ChatContext) -> str | None:
+    """The session's working directory (the daemon's view), or None with a note."""
+    cwd: str | None = (await _verb(ctx, "session.get")).get("cwd")
+    if not cwd:
+        ctx.out.note("this session is not running, so its working directory is unknown")
+    return cwd
+
+
+async def _checkpoints(ctx: ChatContext, rest: str) -> None:
+    cwd = await _session_dir(ctx)
+    if cwd is None:
+        return
+    rows = await ctx.client.call("checkpoint.list", dir=cwd)
+    if not rows:
+        ctx.out.note(f"no checkpoints of {cwd} yet")
+        return
+    ctx.out.echo(f"checkpoints of {cwd} (/rollback N restores one):")
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["when"]))
+        ctx.out.echo(f"{row['number']:>3}  {row['commit'][:10]}  {when}  {row['reason']}")
+
+
+async def _rollback(ctx: ChatContext, rest: str) -> None:
+    if rest and not (rest.isdigit() and int(rest) > 0):
+        ctx.out.note("usage: /rollback [N] (N = a number from /checkpoints; 1 = the latest)")
+        return
+    cwd = await _session_dir(ctx)
+    if cwd is None:
+        return
+    number = int(rest) if rest else 1
+    answer = await _verb(ctx, "checkpoint.restore", dir=cwd, number=number)
+    restored = answer["restored"]
+    ctx.out.note(
+        f"restored {cwd} to checkpoint {number} ({restored['commit'][:10]}, {restored['reason']})"
+    )
+    if answer.get("saved"):
+        ctx.out.note("what was there is saved as checkpoint 1: /rollback 1 undoes this")
+
+
 _HANDLERS = {
     "/help": _help,
     "/new": _new,
@@ -248,4 +290,6 @@ _HANDLERS = {
     "/usage": _usage,
     "/memory": _memory,
     "/output": _output,
+    "/checkpoints": _checkpoints,
+    "/rollback": _rollback,
 }

@@ -178,6 +178,8 @@ class SessionView:
     context_percent: float = 0.0
     reviewing: bool = False
     """A background memory review is running."""
+    cwd: str | None = None
+    """The running session's working directory (None when it is not running)."""
 
 
 def make_session(
@@ -192,6 +194,7 @@ class _Live:
     hub: RecordingHub
     handle: SessionHandle | None
     path: str
+    cwd: str | None = None
 
     @property
     def running(self) -> bool:
@@ -346,7 +349,8 @@ class SessionsManager(Actor):
         name = f"session-{session_id}"
         child = await self.sup.start_child(None, config, self._deps(), session_id, hub, name=name)
         assert child is not None
-        live = _Live(child, hub, SessionHandle(child, hub), f"{self.sup_ref.path}/{name}")
+        path = f"{self.sup_ref.path}/{name}"
+        live = _Live(child, hub, SessionHandle(child, hub), path, str(config.cwd))
         self.live[session_id] = live
         log.info("session %s started at %s", session_id, live.path)
         return live
@@ -414,6 +418,7 @@ class SessionsManager(Actor):
                 else 0.0
             ),
             reviewing=state.reviewing if state else False,
+            cwd=live.cwd if running and live is not None else None,
         )
 
     # -- the mailbox -------------------------------------------------------------------

@@ -49,8 +49,8 @@ def test_piped_lines_run_commands_and_prompts_then_wait_for_the_reply(daemon: Da
     run = hermes(daemon, "chat", stdin="/help\n/hepl\nhello there\n")
     assert run.returncode == 0, run.stderr
     assert "\x1b" not in run.stdout and "\x1b" not in run.stderr
-    assert "/help      list these commands" in run.stdout
-    assert "/quit      leave" in run.stdout
+    assert "/help         list these commands" in run.stdout  # padded to /checkpoints
+    assert "/quit         leave" in run.stdout
     assert "[unknown command /hepl: did you mean /help? (/help lists them)]" in run.stderr
     assert 'You said: "hello there"' in run.stdout  # stdin ended: the turn was waited for
 
