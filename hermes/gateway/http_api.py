@@ -84,6 +84,7 @@ _STATUS = {
     # the memory errors' reasons (hermes/memory/errors.py)
     "proposal_not_found": 404,
     "invalid_entry": 400,
+    "unsafe_entry": 400,
     "stale_proposal": 409,
     "memory_full": 409,
     "no_match": 409,
