@@ -7,7 +7,7 @@ import trio
 import trio.testing
 
 from hermes.gateway.outqueue import OutQueue
-from hermes.gateway.server import CONTROL
+from hermes.gateway.ws_client import CONTROL
 
 
 def drain(queue: OutQueue) -> list[str | bytes]:
