@@ -262,9 +262,11 @@ async def _watch_tree(as_json: bool, interval: float) -> int:
 
     from hermes.gateway.client import connect
 
-    clear = sys.stdout.isatty() and not as_json
+    live = on_terminal() and not as_json
 
     async def draw(client: Any) -> None:
+        if live:
+            await _draw_live(client, interval)
         while True:
             snapshot = await client.call("tree.snapshot")
             if as_json:
@@ -272,8 +274,7 @@ async def _watch_tree(as_json: bool, interval: float) -> int:
             else:
                 stamp = time.strftime("%H:%M:%S")
                 head = f"hermes tree  {stamp}  {snapshot.get('actors', '?')} actors"
-                body = "\n".join([head, *render_tree(snapshot)])
-                click.echo(("\x1b[H\x1b[2J" if clear else "") + body + "\n")
+                click.echo("\n".join([head, *render_tree(snapshot)]) + "\n")
             await trio.sleep(interval)
 
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -287,6 +288,26 @@ async def _watch_tree(as_json: bool, interval: float) -> int:
             nursery.start_soon(stop_on_signal)
             await draw(client)
     return 0
+
+
+async def _draw_live(client: Any, interval: float) -> None:
+    """On a terminal: one table redrawn in place (``rich.live``) each interval."""
+    import trio
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.text import Text
+
+    from .tables import make_table
+
+    console = Console(highlight=False)
+    with Live(console=console, auto_refresh=False, vertical_overflow="ellipsis") as live:
+        while True:
+            snapshot = await client.call("tree.snapshot")
+            head = f"hermes tree  {time.strftime('%H:%M:%S')}  {snapshot.get('actors', '?')} actors"
+            headers, rows = tree_table(snapshot)
+            table = make_table(headers, rows, right=("MAILBOX", "BEAT", "RESTARTS"))
+            live.update(Group(Text(head, style="bold"), table), refresh=True)
+            await trio.sleep(interval)
 
 
 def tree_table(snapshot: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def on_terminal() -> bool:
@@ -22,7 +23,19 @@ def print_table(
     right: Sequence[str] = (),
     wrap: Sequence[str] = (),
 ) -> None:
-    """Print ``rows`` under ``headers`` as one aligned table.
+    """Print ``rows`` under ``headers`` as one aligned table (see :func:`make_table`)."""
+    from rich.console import Console
+
+    Console(highlight=False, soft_wrap=False).print(make_table(headers, rows, right, wrap))
+
+
+def make_table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    right: Sequence[str] = (),
+    wrap: Sequence[str] = (),
+) -> Any:
+    """``rows`` under ``headers`` as one aligned ``rich`` table.
 
     ``right`` names the columns aligned right (numbers). Only the ``wrap`` columns
     fold onto more lines when the terminal is narrow (the last of them gets three
@@ -30,7 +43,6 @@ def print_table(
     each starts under its header.
     """
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -55,4 +67,4 @@ def print_table(
         )
     for row in cells:
         table.add_row(*row)
-    Console(highlight=False, soft_wrap=False).print(table)
+    return table

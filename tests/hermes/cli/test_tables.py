@@ -7,6 +7,8 @@ each command prints one table whose columns start where their headers do.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,3 +135,19 @@ def test_memory_show_on_a_terminal_titles_each_store_with_its_usage(daemon: Daem
     text = "\n".join(on_pty(daemon, "memory", cols=120))
     assert "Agent notes (" in text and "User profile (" in text
     assert text.count("(empty)") == 2
+
+
+def test_tree_watch_on_a_terminal_redraws_one_table_in_place(daemon: Daemon) -> None:
+    term = PtyChat(["tree", "--watch", "--interval", "0.2"], daemon.env, daemon.root, cols=120)
+    try:
+        for _ in range(3):  # three frames, each with the table under its stamp
+            term.expect(r"hermes tree  \d\d:\d\d:\d\d  \d+ actors", timeout=CLI_BOUND)
+            term.expect(r"ACTOR +CLASS +STATE +MAILBOX +BEAT +RESTARTS", timeout=CLI_BOUND)
+            term.expect(r"SessionsManager +running", timeout=CLI_BOUND)
+        raw = term.raw.decode("utf-8", "replace")
+        assert "\x1b[2J" not in raw  # never a cleared screen
+        assert raw.count("\x1b[2K") >= 2 * 10  # the frame's lines erased and rewritten
+        os.kill(term.proc.pid, signal.SIGINT)
+        assert term.wait(CLI_BOUND) == 0, term.text[-2000:]
+    finally:
+        term.close()
