@@ -7,7 +7,8 @@
 | ``commands.py`` | one-shot commands: ``sessions``, ``send``, ``steer``, ``stop``, ... |
 | ``cron_commands.py`` | ``cron [add|list|edit|pause|resume|run|rm|runs]``, ``pause``, ``resume`` |
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
-| ``mcp_commands.py`` | ``mcp [list|test|enable|disable|serve]`` |
+| ``mcp_commands.py`` | ``mcp [list|test|enable|disable|login|serve]`` |
+| ``mcp_serve.py`` | ``mcp serve``: the daemon as an MCP server over stdio |
 | ``skills_commands.py`` | ``skills [list|show|trust|untrust]``, ``curator [lock|unlock]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |

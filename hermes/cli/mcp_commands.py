@@ -145,8 +145,8 @@ def _reconnect(name: str) -> None:
 def serve() -> None:
     """Serve this daemon as an MCP server over stdio (prompt, follow, steer, cancel...)."""
     from hermes.gateway.endpoint import find_daemon
-    from hermes.mcp.serve import serve as serve_stdio
 
     from .app import daemon_paths
+    from .mcp_serve import serve as serve_stdio
 
     serve_stdio(lambda: find_daemon(daemon_paths()))
