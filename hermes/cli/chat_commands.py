@@ -32,8 +32,14 @@ COMMANDS: dict[str, str] = {
     "/output": "[N]: the whole output of the Nth latest tool call (1 = latest)",
     "/checkpoints": "the checkpoints of this session's working directory (1 = latest)",
     "/rollback": "[N]: put the working directory back as checkpoint N left it (1)",
+    "/learn": "[FOCUS]: have the agent write a skill from this session",
     "/quit": "leave (also /exit, Ctrl+D)",
 }
+SESSION_COMMANDS = frozenset({"/learn"})
+"""Commands the session itself reads from the prompt (as it does a skill's ``/name``)."""
+HINT_CUTOFF = 0.75
+"""How alike a typed ``/word`` and a command must be for it to count as a typo of it:
+anything less alike goes to the session, where a skill's name invokes the skill."""
 ALIASES = {"/exit": "/quit"}
 
 
@@ -51,12 +57,16 @@ class ChatContext:
 def help_text() -> str:
     """Every command with its one line."""
     width = max(map(len, COMMANDS))
-    return "\n".join(f"{name.ljust(width)}  {line}" for name, line in COMMANDS.items())
+    lines = [f"{name.ljust(width)}  {line}" for name, line in COMMANDS.items()]
+    lines.append(
+        f"{'/NAME'.ljust(width)}  [ARGS]: any other /word goes to the session (a skill's name)"
+    )
+    return "\n".join(lines)
 
 
 def closest(command: str) -> str | None:
     """The known command nearest to a mistyped one."""
-    found = difflib.get_close_matches(command, [*COMMANDS, *ALIASES], n=1, cutoff=0.5)
+    found = difflib.get_close_matches(command, [*COMMANDS, *ALIASES], n=1, cutoff=HINT_CUTOFF)
     return found[0] if found else None
 
 
@@ -109,9 +119,11 @@ async def run_line(ctx: ChatContext, text: str) -> bool:
         return True
     handler = _HANDLERS.get(command)
     if handler is None:
-        near = closest(command)
-        hint = f": did you mean {near}?" if near else ""
-        ctx.out.note(f"unknown command {command}{hint} (/help lists them)")
+        near = None if command in SESSION_COMMANDS else closest(command)
+        if near is not None:
+            ctx.out.note(f"unknown command {command}: did you mean {near}? (/help lists them)")
+        else:  # the session's: /learn, or a skill's /name (any other reaches the model as typed)
+            await submit(ctx, text)
         return False
     await handler(ctx, rest)
     return False

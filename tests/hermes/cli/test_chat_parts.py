@@ -77,3 +77,10 @@ def test_completion_of_commands_session_ids_and_paths(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("x")
     assert _complete(f"read @{tmp_path}/no") == ["tes.md"]
     assert _complete("plain words") == []
+
+
+def test_only_a_near_typo_gets_a_hint_anything_else_is_the_sessions() -> None:
+    assert closest("/usag") == "/usage"
+    assert closest("/commit-message") is None  # a skill's name: sent to the session
+    assert closest("/write-a-skill") is None
+    assert "/learn" in COMMANDS and "/NAME" in help_text()
