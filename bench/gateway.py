@@ -47,8 +47,8 @@ from typing import Any
 import attrs
 import trio
 
-from hermes.daemon.paths import resolve_paths
 from hermes.gateway.client import Client, Endpoint, NoDaemon, connect, find_daemon
+from hermes.paths import resolve_paths
 
 from .gateway_abuse import measure_flood, measure_lockout
 from .stats import format_table, targets_met

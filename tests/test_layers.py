@@ -68,3 +68,53 @@ def test_the_runtime_modules_are_private() -> None:
         if path.parent.name in ("actors", "supervisors") and not path.name.startswith("_")
     ]
     assert public == []
+
+
+KNOWN_CYCLES = {
+    frozenset({"daemon", "gateway"}),  # the gateway uses the manager's client and errors
+    frozenset({"processes", "tools"}),  # process-group code and strip_ansi live in tools
+}
+"""Pairs of hermes subpackages that still import each other (issue 22, item 4): the
+list may only shrink; a new pair fails the test below."""
+
+
+def subpackage_edges() -> dict[str, set[str]]:
+    """Which hermes subpackage imports which (function-level imports included)."""
+    edges: dict[str, set[str]] = {}
+    for path in sources("hermes"):
+        parts = path.relative_to(ROOT / "hermes").parts
+        if len(parts) < 2:
+            continue  # a top-level module
+        for module in imported_modules(path):
+            names = module.split(".")
+            if (
+                names[0] == "hermes"
+                and len(names) > 1
+                and names[1] != parts[0]
+                and (ROOT / "hermes" / names[1]).is_dir()
+            ):
+                edges.setdefault(parts[0], set()).add(names[1])
+    return edges
+
+
+def test_no_new_import_cycle_between_hermes_subpackages() -> None:
+    edges = subpackage_edges()
+    pairs = {
+        frozenset({a, b}) for a, targets in edges.items() for b in targets if a in edges.get(b, ())
+    }
+    assert pairs - KNOWN_CYCLES == set()
+    assert KNOWN_CYCLES - pairs == set(), "a known cycle is gone: take it off KNOWN_CYCLES"
+
+
+BASE_MODULES = ("files.py", "paths.py", "text.py")
+"""Top-level modules every subpackage may use: they import none of them."""
+
+
+def test_the_base_modules_import_no_hermes_subpackage() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in (ROOT / "hermes" / name for name in BASE_MODULES)
+        for module in imported_modules(path)
+        if module.startswith("hermes.") and (ROOT / "hermes" / module.split(".")[1]).is_dir()
+    ]
+    assert wrong == []

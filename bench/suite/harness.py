@@ -34,8 +34,8 @@ import attrs
 from bench.child import ROOT, serving
 from bench.gateway import _raise_fd_limit
 from hermes.daemon.config import SCHEMA
-from hermes.daemon.paths import resolve_paths
 from hermes.gateway.client import Endpoint, NoDaemon, find_daemon
+from hermes.paths import resolve_paths
 
 from . import procfs
 

@@ -54,7 +54,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def daemon_paths() -> Any:
     from hermes.daemon.config import ConfigError, prepare
-    from hermes.daemon.paths import resolve_paths
+    from hermes.paths import resolve_paths
 
     try:
         _, paths = prepare()

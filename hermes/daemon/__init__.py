@@ -1,8 +1,8 @@
-"""The daemon: paths, configuration, the lock, logs and the supervision tree.
+"""The daemon: configuration, the lock, logs and the supervision tree (its places on
+disk are ``hermes/paths.py``, below every package).
 
 | module | one job |
 |---|---|
-| ``paths.py`` | XDG config, data and runtime directories |
 | ``config.py`` | the TOML schema, validation, reload (``docs/config.md``); the CLI reads it |
 | ``settings.py`` | ``Settings``: the running configuration and what the actors share |
 | ``lock.py`` | one daemon per runtime and per data directory; stale-lock takeover |
@@ -22,7 +22,7 @@
 | ``ready.py`` | the ready pipe: the started daemon tells ``hermes daemon start`` it serves |
 
 This package is imported by the CLI: keep its ``__init__`` free of imports, and keep
-``paths``, ``config``, ``trust``, ``lock``, ``pidcheck``, ``control`` and
+``config``, ``trust``, ``lock``, ``pidcheck``, ``control`` and
 ``shutdown_report`` free of the store, the sessions and the model
 (``tests/hermes/cli/test_import_graph.py``).
 """

@@ -34,6 +34,7 @@ from typing import TextIO
 
 from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tune_gc
 from hermes.cron import cron_tree
+from hermes.paths import Paths
 from hermes.store import StoreActor
 from hermes.tools.env import record_user_umask
 from supervisors import (
@@ -52,7 +53,6 @@ from .exitnote import GiveUpWatch, StartWatch, describe_exit
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
 from .manager import SessionsManager
-from .paths import Paths
 from .providers import ProvidersActor
 from .security import write_token
 from .settings import Settings

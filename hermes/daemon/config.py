@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .paths import Paths, resolve_paths
+from hermes.paths import Paths, resolve_paths
 
 if TYPE_CHECKING:
     from hermes.mcp.config import McpConfig

@@ -9,9 +9,9 @@ import sys
 import time
 
 from hermes.gateway.endpoint import Endpoint, NoDaemon, find_daemon
+from hermes.paths import Paths
 
 from .lock import holder, read_lock
-from .paths import Paths
 from .pidcheck import verify_daemon
 from .ready import READY_FD, wait_ready
 from .trust import check_private_dir, check_private_file

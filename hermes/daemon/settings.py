@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import attrs
 
+from hermes.paths import Paths
 from hermes.store import StoreLane
 
 from .config import Config
-from .paths import Paths
 from .sessions_view import SessionsView
 
 

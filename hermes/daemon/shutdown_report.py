@@ -12,7 +12,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from .paths import Paths
+from hermes.paths import Paths
 
 if TYPE_CHECKING:
     from supervisors import ShutdownReport

@@ -12,8 +12,8 @@ from typing import Any
 import attrs
 
 from hermes.daemon.lock import holder
-from hermes.daemon.paths import Paths
 from hermes.daemon.trust import check_private_dir, check_private_file, read_private_file
+from hermes.paths import Paths
 
 
 class NoDaemon(Exception):

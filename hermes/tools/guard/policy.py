@@ -21,6 +21,8 @@ from pathlib import Path
 
 import attrs
 
+from hermes.paths import resolve_paths
+
 from . import rules
 
 
@@ -87,7 +89,7 @@ class PathPolicy:
         runtime_dir: Path,
         environ: Mapping[str, str] | None = None,
     ) -> PathPolicy:
-        """The policy for a daemon with these places (``hermes.daemon.paths.Paths``)."""
+        """The policy for a daemon with these places (``hermes.paths.Paths``)."""
         env = os.environ if environ is None else environ
         home = _real(env.get("HOME") or str(Path.home()))
         runtime_dir_s = _real(str(runtime_dir))
@@ -107,8 +109,6 @@ class PathPolicy:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> PathPolicy:
         """The policy for the daemon places ``environ`` (default: ours) points at."""
-        from hermes.daemon.paths import resolve_paths  # its package __init__ imports nothing
-
         paths = resolve_paths(environ)
         policy = cls.for_paths(
             config_file=paths.config_file,

@@ -13,8 +13,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from hermes.daemon.paths import Paths, resolve_paths
 from hermes.gateway.client import Endpoint, NoDaemon, find_daemon
+from hermes.paths import Paths, resolve_paths
 
 STARTUP_BOUND = 240.0
 """How long a daemon may take to serve before a test gives up on it.

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from hermes.daemon.paths import resolve_paths
 from hermes.daemon.ready import READY_FD, ReadyOut, take_ready_fd, wait_ready
 from hermes.gateway.client import NoDaemon, connect, find_daemon
+from hermes.paths import resolve_paths
 
 from .daemon_proc import STARTUP_BOUND, daemon_env, write_config
 

@@ -25,7 +25,6 @@ from trio.testing import MockClock
 from actors import ActorRef, ActorSystem, open_system
 from hermes.daemon.app import build_root
 from hermes.daemon.config import prepare
-from hermes.daemon.paths import Paths
 from hermes.daemon.security import write_token
 from hermes.daemon.settings import Settings
 from hermes.daemon.shutdown import daemon_phases
@@ -33,6 +32,7 @@ from hermes.daemon.shutdown_report import stop_note, write_report
 from hermes.daemon.startup import prepare_data_dir, prepare_runtime_dir
 from hermes.gateway.client import GatewayError, connect
 from hermes.gateway.endpoint import Endpoint
+from hermes.paths import Paths
 from supervisors import Phase, Step, StepStatus, run_phases
 from tests.hermes.daemon.daemon_proc import LONG_PROMPT, daemon_env, write_config
 

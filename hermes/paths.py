@@ -8,7 +8,10 @@
   ``/tmp/hermes-<uid>``); override ``HERMES_RUNTIME_DIR``.
 
 The runtime directory is created with mode 0700 (it holds the token); one that
-belongs to another user or lets others in is refused (``trust.py``).
+belongs to another user or lets others in is refused (``hermes/daemon/trust.py``).
+
+A top-level module, below every package: the daemon, the CLI, the gateway's
+endpoint lookup and the tools' path guard all need these places.
 """
 
 from __future__ import annotations
