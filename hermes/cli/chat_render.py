@@ -214,6 +214,8 @@ class RichRenderer:
         line = Text()
         line.append("✓ " if ok else "✗ ", style="green" if ok else "red")
         line.append(payload["name"], style="bold")
+        if run is not None and run.arguments:
+            line.append(f" {run.arguments}")
         line.append(f"  {took}  {payload['status']}  {payload.get('chars', 0):,} chars", "dim")
         self._out.print(line)
         for text in (run.head if run is not None else [])[:3]:

@@ -20,6 +20,8 @@ class ToolRun:
 
     name: str
     started: float
+    arguments: str = ""
+    """The call's arguments in one short line (``tool.started``'s ``arguments``)."""
     head: list[str] = attrs.Factory(list)
     output: list[str] = attrs.Factory(list)
     chars: int = 0
@@ -65,7 +67,9 @@ class ChatState:
         elif kind == "text.delta":
             self.activity = "writing"
         elif kind == "tool.started":
-            self.tools[payload["call_id"]] = ToolRun(name=payload["name"], started=now)
+            self.tools[payload["call_id"]] = ToolRun(
+                name=payload["name"], started=now, arguments=payload.get("arguments") or ""
+            )
             self.activity = f"running {payload['name']}"
         elif kind == "tool.output":
             run = self.tools.get(payload["call_id"])

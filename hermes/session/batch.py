@@ -137,7 +137,9 @@ class TurnBatches:
 
     def _on_progress(self, report: ToolProgress) -> None:
         if report.kind == "start":
-            self.deps.hub.publish(ev.ToolStarted(self.number, report.call_id, report.tool))
+            self.deps.hub.publish(
+                ev.ToolStarted(self.number, report.call_id, report.tool, report.text)
+            )
         elif report.kind == "output":
             self.deps.hub.publish(
                 ev.ToolOutput(self.number, report.call_id, report.tool, report.text)

@@ -72,6 +72,8 @@ class ToolStarted:
     turn: int
     call_id: str
     name: str
+    arguments: str = ""
+    """The call's arguments in one short line (``hermes.tools.brief``), for display."""
 
 
 @attrs.frozen(slots=True)

@@ -34,6 +34,7 @@ import attrs
 import trio
 
 from .base import ToolCall, ToolOutcome
+from .brief import brief_arguments, given_arguments
 from .budget import OutputBudget, spill, worth_spilling
 from .context import ToolContext
 from .plan import BatchPlan, plan_batch
@@ -156,7 +157,7 @@ async def _run_call(
         collector.mark_started(index)
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
             call_ctx = ctx.for_call(call.id, call.name, _pauser(scope))
-            call_ctx.report("start")
+            call_ctx.report("start", brief_arguments(given_arguments(prepared)))
             outcome = await invoke(prepared, call_ctx)
         if scope.cancelled_caught:
             outcome = ToolOutcome.error(

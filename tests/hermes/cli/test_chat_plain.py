@@ -69,7 +69,7 @@ def test_plain_flag_on_a_terminal_writes_no_escapes(daemon: Daemon, tmp_path: Pa
 def test_one_shot_on_a_terminal_renders_with_rich(daemon: Daemon) -> None:
     term = PtyChat(["chat", "list the files here"], daemon.env, daemon.root)
     try:
-        term.expect(r"✓ terminal\s+[0-9.]+s\s+ok")
+        term.expect(r"✓ terminal ls\b.*\s+[0-9.]+s\s+ok")  # with its arguments in short
         term.expect(r"turn 1 completed in")
         assert term.wait(CLI_BOUND) == 0
     finally:

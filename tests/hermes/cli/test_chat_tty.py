@@ -190,7 +190,7 @@ def test_an_approval_is_answered_with_one_key(daemon: Daemon) -> None:
         term.expect(r"approve\? o/s/a/d")
         term.send("d")
         term.expect(r"approval \d+: deny")
-        term.expect(r"✗ terminal\s+[0-9.]+s\s+error")  # the tool's line: it was refused
+        term.expect(r"✗ terminal rm -r \./no-such-scratch-dir\s+[0-9.]+s\s+error")  # refused
         term.expect(r"turn 1 completed in")
         term.send("\x04")
         assert term.wait(CLI_BOUND) == 0

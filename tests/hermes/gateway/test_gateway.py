@@ -184,6 +184,8 @@ async def test_two_clients_get_the_same_events(daemon: Daemon) -> None:
     assert [(e["type"], e["seq"]) for e in seen_a] == [(e["type"], e["seq"]) for e in seen_b]
     kinds = [e["type"] for e in seen_a]
     assert "tool.started" in kinds and "tool.completed" in kinds
+    started = next(e for e in seen_a if e["type"] == "tool.started")
+    assert started["payload"]["name"] == "terminal" and started["payload"]["arguments"]
     assert all(e["path"].endswith(f"session-{session}") for e in seen_a)
 
 

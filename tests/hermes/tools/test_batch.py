@@ -330,7 +330,7 @@ async def test_progress_reports(tools: ToolRegistry, ctx: ToolContext) -> None:
     with trio.fail_after(5):
         await run_batch([call(0, "read", tag="x"), call(1, "crash")], tools, reporting)
     assert [(p.call_id, p.kind, p.text) for p in seen] == [
-        ("c0", "start", ""),
+        ("c0", "start", "x"),  # the arguments in short (tools.brief)
         ("c0", "end", "ok"),
         ("c1", "start", ""),
         ("c1", "end", "error"),
