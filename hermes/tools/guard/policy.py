@@ -74,8 +74,9 @@ class PathPolicy:
     home: str
     state: tuple[tuple[str, str], ...] = ()
     """(real path, what it is) of the daemon's own config, data and runtime places."""
-    secret_state: tuple[str, ...] = ()
-    """Of those, the ones never read either (the runtime directory: token, endpoint)."""
+    secret_state: tuple[tuple[str, str], ...] = ()
+    """(real path, what it holds) of the places never read either: the runtime
+    directory (token, endpoint) and the MCP servers' OAuth tokens (seed #108)."""
     runtime: tuple[str, ...] = ()
     """The interpreter and virtual environment the daemon runs from."""
     runtime_sockets_dir: str = ""
@@ -101,7 +102,13 @@ class PathPolicy:
                 (_real(str(config_file)), "the Hermes daemon's configuration file"),
                 (_real(str(data_dir)), "the Hermes daemon's data directory (its store)"),
             ),
-            secret_state=(runtime_dir_s,),
+            secret_state=(
+                (
+                    runtime_dir_s,
+                    "the Hermes daemon's runtime directory, which holds its connection token",
+                ),
+                (_real(str(data_dir / "mcp" / "oauth")), "the MCP servers' OAuth tokens"),
+            ),
             runtime=_runtime_roots(),
             runtime_sockets_dir=_real(sockets) if sockets else "",
         )
@@ -227,12 +234,12 @@ class PathPolicy:
         return ALLOW
 
     def _read_place(self, path: str) -> Ruling:
-        for root in self.secret_state:
+        for root, what in self.secret_state:
             if _under(path, root):
                 return Ruling(
                     Action.REFUSE,
                     "agent_secret",
-                    "in the Hermes daemon's runtime directory, which holds its connection token",
+                    f"in {what}",
                     "Nothing there is needed for the task; use the hermes CLI for daemon state.",
                     path,
                 )

@@ -40,6 +40,8 @@ def test_the_policy_finds_the_daemon_places_from_the_environment(tmp_path: Path)
         assert (ruling.action, ruling.key) == (Action.REFUSE, key), path
     assert policy.check_read(tmp_path / "xdg" / "hermes" / "token").key == "agent_secret"
     assert policy.check_read(tmp_path / "data" / "spill" / "c1-terminal.txt").allowed
+    token = policy.check_read(tmp_path / "data" / "mcp" / "oauth" / "github.json")  # seed #108
+    assert token.key == "agent_secret" and "OAuth tokens" in token.reason
     config = tmp_path / "cfg" / "hermes" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'# where the store lives\ndata_dir = "{tmp_path / "elsewhere"}"\n')
