@@ -8,22 +8,16 @@ written at every daemon start, so a token copied from an old run stops working.
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 from pathlib import Path
+
+from hermes.files import replace_file
 
 
 def write_token(path: Path) -> str:
     """A fresh token, written atomically with mode 0600."""
     token = secrets.token_urlsafe(32)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, token.encode() + b"\n")
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    replace_file(path, token + "\n", mode=0o600)
     return token
 
 

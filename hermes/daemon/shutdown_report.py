@@ -12,6 +12,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from hermes.files import replace_file
 from hermes.paths import Paths
 
 if TYPE_CHECKING:
@@ -29,12 +30,8 @@ def write_report(paths: Paths, report: ShutdownReport) -> None:
         "problems": [step.describe() for step in report.problems],
     }
     path = paths.shutdown_file
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data), mode=0o600)
     except OSError as exc:
         log.warning("cannot write the shutdown report to %s: %s", path, exc)
 

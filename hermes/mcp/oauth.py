@@ -30,6 +30,8 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from hermes.files import replace_file
+
 from .config import ServerConfig
 
 
@@ -46,14 +48,7 @@ def _write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically, mode 0600, in a 0700 directory."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    replace_file(path, data, mode=0o600)
 
 
 class TokenFile:
