@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from hermes.mcp.sampling import Sampler
 from hermes.mcp.server import McpOptions
 from hermes.mcp.supervisor import McpSupervisor
 from hermes.model import ModelClient, RetryPolicy
+from hermes.session import SessionConfig, SessionDeps, SessionHandle, start_session
 from hermes.store import StoreClient, spawn_store
 from hermes.tools import ToolRegistry, default_registry
 from supervisors import Backoff
@@ -111,3 +112,27 @@ async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
 @pytest.fixture
 def base_registry() -> ToolRegistry:
     return default_registry()
+
+
+OpenSession = Callable[..., Awaitable[SessionHandle]]
+
+
+@pytest.fixture
+def open_session(
+    system: ActorSystem,
+    store: StoreClient,
+    client: ModelClient,
+    base_registry: ToolRegistry,
+    tmp_path: Path,
+) -> OpenSession:
+    """Start a session over the test store, model and ``base_registry`` (with any MCP tools
+    a test registered in it), working in ``tmp_path / name``."""
+
+    async def open_one(name: str = "work") -> SessionHandle:
+        work = tmp_path / name
+        work.mkdir()
+        config = SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / f"spill-{name}")
+        deps = SessionDeps(store=store, client=client, registry=base_registry)
+        return await start_session(system, config, deps, name=name)
+
+    return open_one

@@ -12,19 +12,17 @@ from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.model import ModelClient
 from hermes.session import (
     InvalidInput,
-    SessionConfig,
-    SessionDeps,
-    start_session,
 )
 from hermes.session.events import ApprovalRequested
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
 from ..session.helpers import assert_valid, result_text, results_by_id
-from .conftest import StartMcp, ready, stdio, wait_until
+from .conftest import OpenSession, StartMcp, ready, stdio, wait_until
 
 
 async def test_a_form_is_answered_with_typed_content_checked_against_its_schema(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -35,13 +33,7 @@ async def test_a_form_is_answered_with_typed_content_checked_against_its_schema(
 ) -> None:
     mcp = await start_mcp({"kb": stdio()}, registry=base_registry)
     await wait_until(mcp.link("kb"), ready)
-    work = tmp_path / "work"
-    work.mkdir()
-    session = await start_session(
-        system,
-        SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / "spill"),
-        SessionDeps(store=store, client=client, registry=base_registry),
-    )
+    session = await open_session()
     fake.enqueue(Reply.of(ToolUse("mcp_kb_ask", {}, id="toolu_ask")), Reply.of("done"))
     asked: list[ApprovalRequested] = []
     with session.subscribe(approvals=True) as sub, trio.fail_after(60):

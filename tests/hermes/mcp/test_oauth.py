@@ -27,12 +27,11 @@ from hermes.mcp.oauth import token_path
 from hermes.mcp.probe import probe
 from hermes.mcp.supervisor import McpSupervisor
 from hermes.model import ModelClient
-from hermes.session import SessionConfig, SessionDeps, start_session
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
 from ..session.helpers import result_text, results_by_id
-from .conftest import OPTIONS, mcp_config, ready, wait_until
+from .conftest import OPTIONS, OpenSession, mcp_config, ready, wait_until
 from .test_servers import call
 
 OAUTH_SERVER = str(Path(__file__).with_name("oauth_server.py"))
@@ -84,6 +83,7 @@ async def log_in(url: str, data_dir: Path) -> tuple[list[str], LoginResult]:
 
 
 async def test_login_stores_the_token_0600_and_the_daemon_reuses_it_on_reconnect(
+    open_session: OpenSession,
     system: ActorSystem,
     oauth_url: str,
     base_registry: ToolRegistry,
@@ -125,13 +125,7 @@ async def test_login_stores_the_token_0600_and_the_daemon_reuses_it_on_reconnect
     sup = McpSupervisor(config, base_registry, options=options)
     ref = await system.spawn(sup, name="mcp-3")
     await wait_until(sup.links["locked"], ready)
-    work = tmp_path / "work"
-    work.mkdir()
-    session = await start_session(
-        system,
-        SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / "spill"),
-        SessionDeps(store=store, client=client, registry=base_registry),
-    )
+    session = await open_session()
     fake.enqueue(
         Reply.of(ToolUse("mcp_locked_secret_echo", {"text": "hi"}, id="toolu_s")), Reply.of("ok")
     )

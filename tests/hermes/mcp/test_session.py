@@ -9,26 +9,12 @@ import trio
 from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.model import ModelClient
-from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
+from hermes.session import TurnEnd
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
 from ..session.helpers import assert_valid, result_text, results_by_id, wire_result_text
-from .conftest import StartMcp, ready, stdio, wait_until
-
-
-async def open_session(
-    system: ActorSystem,
-    store: StoreClient,
-    client: ModelClient,
-    registry: ToolRegistry,
-    tmp_path: Path,
-) -> SessionHandle:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    config = SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / "spill")
-    deps = SessionDeps(store=store, client=client, registry=registry)
-    return await start_session(system, config, deps)
+from .conftest import OpenSession, StartMcp, ready, stdio, wait_until
 
 
 async def wait_for_file(path: Path) -> None:
@@ -40,6 +26,7 @@ async def wait_for_file(path: Path) -> None:
 
 
 async def test_a_turn_calls_an_mcp_tool_end_to_end(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -50,7 +37,7 @@ async def test_a_turn_calls_an_mcp_tool_end_to_end(
 ) -> None:
     mcp = await start_mcp({"kb": stdio()}, registry=base_registry)
     await wait_until(mcp.link("kb"), ready)
-    session = await open_session(system, store, client, base_registry, tmp_path)
+    session = await open_session()
     fake.enqueue(
         Reply.of(ToolUse("mcp_kb_echo", {"text": "from the model"}, id="toolu_echo")),
         Reply.of("done"),
@@ -73,6 +60,7 @@ async def test_a_turn_calls_an_mcp_tool_end_to_end(
 
 
 async def test_a_call_past_the_servers_timeout_is_cancelled_and_the_server_told(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -84,7 +72,7 @@ async def test_a_call_past_the_servers_timeout_is_cancelled_and_the_server_told(
     mcp = await start_mcp({"slow": stdio(timeout=1)}, registry=base_registry)
     link = mcp.link("slow")
     await wait_until(link, ready)
-    session = await open_session(system, store, client, base_registry, tmp_path)
+    session = await open_session()
     marker = str(tmp_path / "hang")
     fake.enqueue(
         Reply.of(ToolUse("mcp_slow_hang", {"marker": marker}, id="toolu_hang")),
@@ -104,6 +92,7 @@ async def test_a_call_past_the_servers_timeout_is_cancelled_and_the_server_told(
 
 
 async def test_cancelling_the_turn_cancels_the_mcp_call_and_records_a_result(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -114,7 +103,7 @@ async def test_cancelling_the_turn_cancels_the_mcp_call_and_records_a_result(
 ) -> None:
     mcp = await start_mcp({"slow": stdio()}, registry=base_registry)
     await wait_until(mcp.link("slow"), ready)
-    session = await open_session(system, store, client, base_registry, tmp_path)
+    session = await open_session()
     marker = str(tmp_path / "hang")
     fake.enqueue(Reply.of(ToolUse("mcp_slow_hang", {"marker": marker}, id="toolu_hang")))
     with trio.fail_after(30):
@@ -130,6 +119,7 @@ async def test_cancelling_the_turn_cancels_the_mcp_call_and_records_a_result(
 
 
 async def test_a_server_crashing_mid_turn_leaves_a_valid_transcript(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -141,7 +131,7 @@ async def test_a_server_crashing_mid_turn_leaves_a_valid_transcript(
     mcp = await start_mcp({"bad": stdio()}, registry=base_registry)
     link = mcp.link("bad")
     await wait_until(link, ready)
-    session = await open_session(system, store, client, base_registry, tmp_path)
+    session = await open_session()
     fake.enqueue(
         Reply.of(
             ToolUse("mcp_bad_crash", {}, id="toolu_crash"),

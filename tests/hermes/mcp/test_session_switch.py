@@ -10,27 +10,11 @@ import trio
 from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.model import ModelClient
-from hermes.session import SessionConfig, SessionDeps, SessionHandle, start_session
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
 from ..session.helpers import assert_valid, result_text, results_by_id
-from .conftest import StartMcp, ready, stdio, wait_until
-
-
-async def open_session(
-    system: ActorSystem,
-    store: StoreClient,
-    client: ModelClient,
-    registry: ToolRegistry,
-    tmp_path: Path,
-    name: str,
-) -> SessionHandle:
-    work = tmp_path / name
-    work.mkdir()
-    config = SessionConfig(model="claude-test", cwd=work, spill_dir=tmp_path / f"spill-{name}")
-    deps = SessionDeps(store=store, client=client, registry=registry)
-    return await start_session(system, config, deps, name=name)
+from .conftest import OpenSession, StartMcp, ready, stdio, wait_until
 
 
 def offered(body: dict[str, Any]) -> set[str]:
@@ -43,6 +27,7 @@ def stable_tier(body: dict[str, Any]) -> str:
 
 
 async def test_a_session_that_disables_a_server_loses_its_tools_and_the_other_keeps_them(
+    open_session: OpenSession,
     system: ActorSystem,
     start_mcp: StartMcp,
     base_registry: ToolRegistry,
@@ -54,8 +39,8 @@ async def test_a_session_that_disables_a_server_loses_its_tools_and_the_other_ke
     mcp = await start_mcp({"kb": stdio(), "other": stdio()}, registry=base_registry)
     await wait_until(mcp.link("kb"), ready)
     await wait_until(mcp.link("other"), ready)
-    one = await open_session(system, store, client, base_registry, tmp_path, "one")
-    two = await open_session(system, store, client, base_registry, tmp_path, "two")
+    one = await open_session("one")
+    two = await open_session("two")
 
     fake.enqueue(Reply.of("before"))
     with trio.fail_after(30):
