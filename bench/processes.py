@@ -35,9 +35,8 @@ import trio
 
 from actors import ActorRef, open_system
 from hermes.processes import ProcessConfig, ProcessService, spawn_process_registry
+from hermes.procgroup import enable_subreaper, group_members
 from hermes.store import spawn_store
-from hermes.tools import enable_subreaper
-from hermes.tools.process import group_members
 
 from .stats import format_table, targets_met
 

@@ -55,6 +55,7 @@ import trio
 from actors import ActorSystem, open_system
 from hermes.model import ModelRequest, RetryPolicy
 from hermes.model.types import ToolResultBlock
+from hermes.procgroup import signal_group
 from hermes.session import (
     EventHub,
     SessionActor,
@@ -68,7 +69,6 @@ from hermes.store import StoreClient, spawn_store
 from hermes.subagents import SubagentConfig, SubagentRuntime, TaskSpec, with_delegation
 from hermes.subagents.child import child_config, child_deps, child_registry
 from hermes.tools import default_registry
-from hermes.tools.process import signal_group
 
 from . import subagents_fake as script
 from .child import serving

@@ -5,6 +5,9 @@ UTF-8 cannot encode one, so a socket, msgpack or SQLite would fail on it.
 Requests holding one are refused (``hermes.gateway.frames``); text from
 elsewhere (a model's stream, a tool's arguments) has each replaced by U+FFFD
 before it is stored, so what is stored is what every reader is sent.
+
+``strip_ansi`` takes terminal escape sequences out of a command's output before a
+model or a notice shows it.
 """
 
 from __future__ import annotations
@@ -41,3 +44,11 @@ def valid_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [valid_data(item) for item in value]
     return value
+
+
+_ANSI = re.compile(r"\x1b\[[0-?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour and cursor escape sequences."""
+    return _ANSI.sub("", text)

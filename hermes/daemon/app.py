@@ -35,8 +35,8 @@ from typing import TextIO
 from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tune_gc
 from hermes.cron import cron_tree
 from hermes.paths import Paths
+from hermes.procgroup import record_user_umask
 from hermes.store import StoreActor
-from hermes.tools.env import record_user_umask
 from supervisors import (
     ChildSpec,
     Restart,

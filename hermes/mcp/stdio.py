@@ -35,7 +35,7 @@ import trio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from hermes.tools import kill_group
+from hermes.procgroup import kill_group
 
 MAX_LINE = 64 << 20
 STREAM_BUFFER = 16

@@ -8,7 +8,10 @@
     `-- proc_4d5e6f (AdoptedWatcher)                   adopted after a daemon restart
 
 Tools reach it through ``ProcessService`` in their context
-(``ctx.service(ProcessService)``); notices (``ProcessNotice``) go to the
+(``ctx.service(ProcessService)``): the ``process`` tool and ``terminal``'s
+background modes are ``hermes/tools/builtin/process_tool.py`` and
+``background.py`` (this package imports no tool); process groups are
+``hermes/procgroup.py``; notices (``ProcessNotice``) go to the
 ``notify`` sink given to the registry. See ``docs/processes.md``.
 
 | module | one job |
@@ -27,7 +30,6 @@ Tools reach it through ``ProcessService`` in their context
 | ``service.py`` | ``ProcessService``: the typed client tools use |
 | ``checkpoint.py`` / ``orphans.py`` | the crash checkpoint in the store; orphan listing/killing |
 | ``foreground.py`` | foreground commands' groups: recorded before they run, swept at start |
-| ``tool.py`` / ``background.py`` | the ``process`` tool; ``terminal``'s background modes |
 """
 
 from .buffer import OutputBuffer, Page

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors import ExitReason
-from hermes.tools.process import reap_group
+from hermes.procgroup import reap_group
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig

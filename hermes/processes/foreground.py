@@ -4,7 +4,7 @@ A ``terminal`` command in the foreground runs as a child of the turn; when the
 daemon is killed (``kill -9``, OOM) nothing kills its group, and it runs on.
 So every such group is recorded in the ``processes`` table (a row with the
 ``tool_use_id`` of its call) *before* its command runs: ``run_command`` starts
-it held by a gate (``hermes.tools.process.gated``) and releases it only once
+it held by a gate (``hermes.procgroup.gated``) and releases it only once
 ``ForegroundSlot.started`` has written the row. The row is deleted once the
 group is reaped. What is left are the groups of a daemon that died.
 
@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 import attrs
 import trio
 
+from hermes.procgroup import GroupLedger, GroupNotRecorded, GroupSlot, live_members
 from hermes.store import ProcessRecord, StoreClient, StoreError
-from hermes.tools.process import GroupLedger, GroupNotRecorded, GroupSlot, live_members
 
 from .checkpoint import leader_fingerprint, owner_alive
 from .config import ProcessConfig

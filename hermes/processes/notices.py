@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from hermes.tools.builtin.terminal import strip_ansi
+from hermes.text import strip_ansi
 
 
 class NoticeKind(enum.Enum):

@@ -18,8 +18,8 @@ from collections.abc import Collection
 import attrs
 import trio
 
+from hermes.procgroup import KillReport
 from hermes.store import ProcessRecord, StoreClient
-from hermes.tools.process import KillReport
 
 from .checkpoint import leader_fingerprint, owner_alive
 from .procfs import Liveness, kill_adopted_group, reap_pid

@@ -5,7 +5,7 @@ number to another one. A ``Fingerprint`` adds the start time (field 22 of
 ``/proc/<pid>/stat``, clock ticks after boot) and the kernel's boot id, so a
 recycled pid is told apart (``Liveness.RECYCLED``) and never signalled.
 
-``kill_adopted_group`` is ``hermes.tools.process.kill_group`` for processes
+``kill_adopted_group`` is ``hermes.procgroup.kill_group`` for processes
 that are not our ``trio.Process`` (adopted after a restart, or orphans): the
 same ladder (SIGTERM to the group, grace, SIGKILL, verified through ``/proc``),
 preceded by the fingerprint check. Signalling a group by its id is safe while
@@ -23,7 +23,7 @@ import signal
 import attrs
 import trio
 
-from hermes.tools.process import (
+from hermes.procgroup import (
     KillReport,
     exit_status,
     group_members,

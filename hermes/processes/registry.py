@@ -43,8 +43,8 @@ from actors import (
     StartFailed,
     Timer,
 )
+from hermes.procgroup import exit_status, kill_group
 from hermes.store import ProcessRecord, StoreClient, StoreError
-from hermes.tools.process import exit_status, kill_group
 
 from .adopted import AdoptedWatcher
 from .buffer import OutputBuffer

@@ -3,7 +3,7 @@
 It starts ``<shell> -c COMMAND`` in a new session (so a new process group
 whose id is the leader's pid), stdout and stderr merged into one pipe, stdin a
 pipe of its own. With a checkpoint, the command is held by a gate
-(``hermes.tools.process.gated``) until its start is recorded. Its
+(``hermes.procgroup.gated``) until its start is recorded. Its
 ``OutputPump`` (two tasks the watcher owns) reads the output and waits for
 the exit; the watcher decodes the output into the
 process's ``OutputBuffer``, matches ``watch_patterns`` line by line through
@@ -47,8 +47,7 @@ import attrs
 import trio
 
 from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
-from hermes.tools.env import user_umask
-from hermes.tools.process import (
+from hermes.procgroup import (
     GATE_LINE,
     KillReport,
     enable_subreaper,
@@ -59,6 +58,7 @@ from hermes.tools.process import (
     live_members,
     reap_group,
     signal_group,
+    user_umask,
 )
 
 from .checkpoint import Checkpoint

@@ -61,6 +61,7 @@ from hermes.processes import (
     describe_leftovers,
     spawn_process_registry,
 )
+from hermes.procgroup import GroupLedger
 from hermes.store import SessionNotFound, StoreError, flag_queries
 from hermes.tools import (
     ApprovalMode,
@@ -69,7 +70,6 @@ from hermes.tools import (
     ModelJudge,
     ToolContext,
 )
-from hermes.tools.process import GroupLedger
 
 from . import events as ev
 from .approvals import ApprovalBroker

@@ -19,9 +19,9 @@ from __future__ import annotations
 import attrs
 
 from hermes.processes import HandoffTarget
-from hermes.processes.tool import ProcessTool
 from hermes.session import ChildHost, ChildOwner, SessionConfig, SessionDeps
 from hermes.tools import ToolRegistry
+from hermes.tools.builtin.process_tool import ProcessTool
 
 from .config import SubagentConfig
 from .output import schema_instructions

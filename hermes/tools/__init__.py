@@ -11,7 +11,6 @@
 | ``batch.py`` | ``run_batch``: deadlines, output budgets, interrupt, cancellation |
 | ``results.py`` | ``ToolResult``, ``CallStatus``, ``BatchCollector`` |
 | ``budget.py`` | spilling large results to files with a preview |
-| ``process.py`` | running a command in its own process group; killing the group |
 | ``shell.py`` | reading shell command lines with the bash grammar (tree-sitter-bash) |
 | ``wrappers.py`` | the command under ``sudo``/``env``/``timeout``...; GNU-style options |
 | ``danger.py`` | ``classify``: the walk of a command line for the gate |
@@ -21,7 +20,11 @@
 | ``smart.py`` | smart approvals: approval modes, the model judge |
 | ``sudo.py`` | ``sudo -S`` without a configured password, refused |
 | ``checkpoint/`` | snapshots of working directories in shadow git repositories |
-| ``builtin/`` | terminal, read_file, write_file, patch, search_files |
+| ``builtin/`` | terminal, read_file, write_file, patch, search_files; ``process`` |
+
+Running a command in its own process group and killing the group is
+``hermes/procgroup.py`` (below every package: the background-process watchers
+of ``hermes.processes`` use it too).
 """
 
 from .approval import (
@@ -51,7 +54,6 @@ from .context import ProgressCallback, ToolContext
 from .danger import DANGEROUS_RULES, HARDLINE_RULES, Finding, classify, is_hardline
 from .env import is_secret_name, scrub_env
 from .plan import BatchPlan, plan_batch
-from .process import CommandResult, KillReport, enable_subreaper, kill_group, run_command
 from .registry import PreparedCall, ToolRegistry
 from .results import BatchCollector, CallStatus, ToolResult
 from .schema import ArgumentError, validate
@@ -74,12 +76,10 @@ __all__ = [
     "BatchPolicy",
     "CallStatus",
     "CheckpointService",
-    "CommandResult",
     "Finding",
     "Invoker",
     "JudgeChoice",
     "Judgement",
-    "KillReport",
     "MalformedArguments",
     "ModelJudge",
     "OutputBudget",
@@ -98,13 +98,10 @@ __all__ = [
     "classify",
     "decide",
     "default_registry",
-    "enable_subreaper",
     "is_hardline",
     "is_secret_name",
-    "kill_group",
     "plan_batch",
     "run_batch",
-    "run_command",
     "scrub_env",
     "validate",
 ]

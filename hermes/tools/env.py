@@ -51,22 +51,3 @@ def scrub_env(
     if extra:
         env.update(extra)
     return env
-
-
-_user_umask = 0o022
-"""The umask of the user's shell, recorded by the daemon before it went private (0077)."""
-
-
-def record_user_umask(mask: int) -> None:
-    """Remember the umask the daemon started with, for what tools create for the user."""
-    global _user_umask
-    _user_umask = mask & 0o777
-
-
-def user_umask() -> int:
-    """The umask tools create with: commands run with it, new files and directories get it.
-
-    The daemon's own files are private (umask 0077); what the agent makes in a
-    project must look as if the user had made it (``0644`` files under ``022``).
-    """
-    return _user_umask

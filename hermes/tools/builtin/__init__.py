@@ -1,6 +1,6 @@
 """The built-in tools: terminal, read_file, write_file, patch, search_files.
 
-``default_registry()`` adds the ``process`` tool (``hermes.processes.tool``),
+``default_registry()`` adds the ``process`` tool (``process_tool.py``, on ``hermes.processes``),
 which manages the background processes ``terminal(background=true)`` starts.
 """
 
@@ -34,7 +34,7 @@ def default_registry(*, processes: bool = True) -> ToolRegistry:
     """
     tools = builtin_tools()
     if processes:
-        from hermes.processes.tool import ProcessTool  # built on this package: import late
+        from .process_tool import ProcessTool  # loads hermes.processes (and the store): late
 
         tools.append(ProcessTool())
     return ToolRegistry(tools)

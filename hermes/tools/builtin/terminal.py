@@ -16,7 +16,7 @@ restarts after ``kill -9`` finds it (``docs/processes.md``); a command whose
 group cannot be recorded is not run.
 
 Background modes go through the session's ``ProcessService``
-(``hermes.processes.background``): ``background=true`` starts the command
+(``background.py``, on ``hermes.processes``): ``background=true`` starts the command
 under a watcher and returns its process id at once; ``on_timeout="background"``
 runs a foreground command that, instead of being killed at its timeout, is
 left running in the background (the model is told its process id and notified
@@ -26,7 +26,6 @@ clear error and run nothing.
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,26 +33,27 @@ from typing import Any
 
 import trio
 
+from hermes.procgroup import (
+    CommandResult,
+    GroupLedger,
+    GroupNotRecorded,
+    OutputCapture,
+    run_command,
+)
+from hermes.text import strip_ansi
+
 from ..approval import Verdict, decide
 from ..base import Tool, ToolKind, ToolOutcome
 from ..checkpoint.service import checkpoint_before_command
 from ..context import ToolContext
 from ..guard.commands import Hit, command_hits, floor, guarded_refusal, hit_finding
 from ..guard.policy import Action, PathPolicy
-from ..process import CommandResult, GroupLedger, GroupNotRecorded, OutputCapture, run_command
 from ..sudo import SUDO_REFUSAL, SudoPassword, runs_sudo_stdin
 
 FOREGROUND_DEFAULT_TIMEOUT = 180
 FOREGROUND_MAX_TIMEOUT = 600
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
-
-_ANSI = re.compile(r"\x1b\[[0-?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-
-
-def strip_ansi(text: str) -> str:
-    """Remove terminal colour and cursor escape sequences."""
-    return _ANSI.sub("", text)
 
 
 class TerminalTool(Tool):
@@ -182,7 +182,7 @@ class TerminalTool(Tool):
             return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
         await checkpoint_before_command(ctx, workdir, command)
         if background or args.get("on_timeout") == "background":
-            from hermes.processes import background as bg  # the process layer builds on tools
+            from . import background as bg  # loads hermes.processes (and the store): late
 
             verdict = decision.verdict.value
             if background:

@@ -9,10 +9,11 @@ from typing import Any
 
 import trio
 
+from hermes.procgroup import user_umask
+
 from ..base import Tool, ToolKind, ToolOutcome
 from ..checkpoint.service import checkpoint_before_write
 from ..context import ToolContext
-from ..env import user_umask
 from ..guard.gate import guard_write
 
 

@@ -23,8 +23,8 @@ from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.gateway.client import connect
 from hermes.model import ToolResultBlock
 from hermes.processes.procfs import Fingerprint, Liveness
+from hermes.procgroup import live_members
 from hermes.store import spawn_store
-from hermes.tools.process import live_members
 from tests.hermes.gateway.fake_thread import ThreadedFake
 
 from .daemon_proc import Daemon, daemon_env, write_config

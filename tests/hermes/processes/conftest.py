@@ -8,8 +8,8 @@ import pytest
 
 from actors import ActorSystem
 from hermes.processes import ProcessConfig, ProcessService, spawn_process_registry
+from hermes.procgroup import enable_subreaper
 from hermes.store import StoreClient, spawn_store
-from hermes.tools import enable_subreaper
 
 from .helpers import FAST, Notices, StartRegistry
 

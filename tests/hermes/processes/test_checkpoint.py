@@ -20,8 +20,8 @@ from hermes.processes import (
     list_orphans,
 )
 from hermes.processes.procfs import boot_id, self_fingerprint, start_time
+from hermes.procgroup import group_members
 from hermes.store import ProcessRecord, StoreClient, spawn_store
-from hermes.tools.process import group_members
 
 from .helpers import ENV, StartRegistry, proc_exists, read_pids, ref_of
 

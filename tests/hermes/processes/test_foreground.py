@@ -28,10 +28,10 @@ from hermes.processes import (
     sweep_leftovers,
 )
 from hermes.processes.procfs import Fingerprint, boot_id, reap_pid, self_fingerprint, start_time
+from hermes.procgroup import EXIT_NOT_RELEASED, GroupLedger, live_members, run_command
 from hermes.store import ProcessRecord, StoreClient
 from hermes.tools import ToolContext
 from hermes.tools.builtin.terminal import TerminalTool
-from hermes.tools.process import EXIT_NOT_RELEASED, GroupLedger, live_members, run_command
 
 from .helpers import ENV, FAST
 
@@ -53,7 +53,7 @@ print("ROW", rows, "PID", pid, "STARTED", started)
 CRASHING_TOOL = """
 import os, sys, trio
 from pathlib import Path
-from hermes.tools.process import GroupSlot, run_command
+from hermes.procgroup import GroupSlot, run_command
 
 class Stuck(GroupSlot):
     async def started(self, pid):

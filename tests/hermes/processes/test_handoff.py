@@ -29,10 +29,10 @@ from hermes.processes import (
     spawn_process_registry,
 )
 from hermes.processes.handoff import Adopt
-from hermes.processes.tool import ProcessTool
+from hermes.procgroup import group_members
 from hermes.store import StoreClient
 from hermes.tools import ToolContext
-from hermes.tools.process import group_members
+from hermes.tools.builtin.process_tool import ProcessTool
 
 from .helpers import ENV, FAST, Notices, StartRegistry, proc_exists, ref_of, until
 

@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from hermes.processes.watcher import _close_pipe
-from hermes.tools.process import KillReport, group_empty, kill_group
+from hermes.procgroup import KillReport, group_empty, kill_group
 
 
 async def test_kill_group_of_a_term_obeying_group_reaps_without_sigkill() -> None:

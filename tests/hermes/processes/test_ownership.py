@@ -9,8 +9,8 @@ import trio
 
 from actors import open_system
 from hermes.processes import ProcessConfig, ProcessService, ProcessStatus, spawn_process_registry
+from hermes.procgroup import group_members
 from hermes.store import StoreClient
-from hermes.tools.process import group_members
 
 from .helpers import ENV, FAST, Notices, StartRegistry, proc_exists, read_pids, ref_of, until
 

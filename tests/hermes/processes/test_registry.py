@@ -16,7 +16,7 @@ from hermes.processes import (
     StdinClosed,
     WaitOutcome,
 )
-from hermes.tools.process import group_members
+from hermes.procgroup import group_members
 
 from .helpers import ENV, StartRegistry, proc_exists
 

@@ -11,9 +11,9 @@ import pytest
 import trio
 
 from hermes.processes import NoticeKind, ProcessService, ProcessStatus
-from hermes.processes.tool import ProcessTool
+from hermes.procgroup import group_members
 from hermes.tools import ToolCall, ToolContext, ToolOutcome, builtin_tools, default_registry
-from hermes.tools.process import group_members
+from hermes.tools.builtin.process_tool import ProcessTool
 
 from .helpers import ENV, Notices, StartRegistry, proc_exists
 

@@ -11,10 +11,10 @@ import trio
 
 from hermes.fake import FakeProvider, RequestRecord, open_fake_provider
 from hermes.model import Message, TextBlock, ToolResultBlock
+from hermes.procgroup import group_members
 from hermes.session import Subscriber, TurnControls
 from hermes.session.events import SessionEvent
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
-from hermes.tools.process import group_members
 
 # -- a strict fake provider -------------------------------------------------------------
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from hermes.tools import enable_subreaper, run_command
-from hermes.tools import process as process_module
-from hermes.tools.process import OutputCapture, group_members
+from hermes import procgroup as process_module
+from hermes.procgroup import OutputCapture, enable_subreaper, group_members, run_command
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 

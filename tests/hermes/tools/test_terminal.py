@@ -11,6 +11,7 @@ import attrs
 import pytest
 import trio
 
+from hermes.procgroup import group_members
 from hermes.tools import (
     ApprovalChoice,
     ApprovalRequest,
@@ -23,7 +24,6 @@ from hermes.tools import (
     ToolRegistry,
     run_batch,
 )
-from hermes.tools.process import group_members
 
 
 async def terminal(registry: ToolRegistry, ctx: ToolContext, **args: Any) -> ToolOutcome:

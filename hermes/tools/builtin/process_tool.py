@@ -13,14 +13,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hermes.tools.base import Tool, ToolKind, ToolOutcome
-from hermes.tools.builtin.terminal import strip_ansi
-from hermes.tools.context import ToolContext
+from hermes.processes.config import ProcessConfig
+from hermes.processes.errors import ProcessError
+from hermes.processes.service import ProcessService
+from hermes.processes.state import ProcessInfo, ProcessStatus, WaitOutcome
+from hermes.text import strip_ansi
 
-from .config import ProcessConfig
-from .errors import ProcessError
-from .service import ProcessService
-from .state import ProcessInfo, ProcessStatus, WaitOutcome
+from ..base import Tool, ToolKind, ToolOutcome
+from ..context import ToolContext
 
 ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
 SUBAGENT_ACTIONS = (*ACTIONS, "handoff")

@@ -1,5 +1,8 @@
 """Running a command in its own process group, and killing that group completely.
 
+A base module (below every package: ``tests/test_layers.py``): the tools' foreground
+commands and the background-process watchers (``hermes.processes``) both use it.
+
 ``run_command`` starts ``argv`` with ``start_new_session=True`` (a new session,
 so a new process group whose id is the child's pid), stdin from ``/dev/null``,
 stdout and stderr merged into one pipe. It reads the pipe in chunks (never by
@@ -32,6 +35,9 @@ Orphaned grandchildren are re-parented to the nearest *subreaper*. PID 1 of a
 container or sandbox often does not reap, which leaves zombies, so
 ``run_command`` makes this process a subreaper (``enable_subreaper``, Linux
 ``prctl``) and reaps the members of its groups itself.
+
+Commands run with the user's umask (``user_umask``), recorded by the daemon
+before it made its own files private.
 """
 
 from __future__ import annotations
@@ -49,8 +55,6 @@ from pathlib import Path
 import attrs
 import trio
 
-from .env import user_umask
-
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_enabled = False
 
@@ -60,6 +64,25 @@ _GATE_SCRIPT = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@"'
 _GATE_SCRIPT_NULL_STDIN = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
 EXIT_NOT_RELEASED = 125
 """The gate's exit status when its stdin ended without the line: nothing was run."""
+
+
+_user_umask = 0o022
+"""The umask of the user's shell, recorded by the daemon before it went private (0077)."""
+
+
+def record_user_umask(mask: int) -> None:
+    """Remember the umask the daemon started with, for what tools create for the user."""
+    global _user_umask
+    _user_umask = mask & 0o777
+
+
+def user_umask() -> int:
+    """The umask tools create with: commands run with it, new files and directories get it.
+
+    The daemon's own files are private (umask 0077); what the agent makes in a
+    project must look as if the user had made it (``0644`` files under ``022``).
+    """
+    return _user_umask
 
 
 def gated(argv: Sequence[str], *, null_stdin: bool = True) -> list[str]:

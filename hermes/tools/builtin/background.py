@@ -22,13 +22,14 @@ from typing import Any
 
 import trio
 
-from hermes.tools.base import ToolOutcome
-from hermes.tools.builtin.terminal import EXIT_INTERRUPTED, strip_ansi
-from hermes.tools.context import ToolContext
+from hermes.processes.errors import ProcessError
+from hermes.processes.service import ProcessService
+from hermes.processes.state import ProcessInfo, WaitOutcome, WaitResult
+from hermes.text import strip_ansi
 
-from .errors import ProcessError
-from .service import ProcessService
-from .state import ProcessInfo, WaitOutcome, WaitResult
+from ..base import ToolOutcome
+from ..context import ToolContext
+from .terminal import EXIT_INTERRUPTED
 
 NO_SERVICE = (
     "Background mode is not available in this session (it has no background-process "
