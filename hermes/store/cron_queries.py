@@ -5,7 +5,9 @@ schedule logic and writes whole rows with ``SaveJob``. Each finished run is a
 ``cron_runs`` row, and ``RecordRun`` also notes it on the job (last run, its
 outcome) in the same transaction. The store checks only what the table
 needs (ids, states, policies, numbers); the schedule text is checked by
-``hermes.cron.schedule`` before it gets here. Registered in ``queries._HANDLERS``;
+``hermes.cron.schedule`` before it gets here (and the script path and delivery
+target by ``hermes.cron.jobs``). Migration 10 added ``script``, ``deliver``,
+``origin`` and the runs' ``delivery``. Registered in ``queries._HANDLERS``;
 callers send these with ``StoreClient.request``.
 """
 
@@ -56,6 +58,13 @@ class CronJob:
     last_detail: str | None = None
     last_session_id: str | None = None
     runs: int = 0
+    script: str | None = None
+    """The pre-run script, relative to the data directory's ``scripts`` folder (migration 10)."""
+    deliver: str | None = None
+    """Where a run's final answer goes: ``session:<id>``, ``file:<path>``, ``webhook:<url>``,
+    ``events``; None: only recorded here."""
+    origin: str | None = None
+    """The session whose model created the job (the ``cronjob`` tool); None: a person."""
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -71,6 +80,8 @@ class CronRun:
     """``ok``, ``failed``, ``timeout``, ``cancelled``, ``skipped``, ``missed``, or a turn's end."""
     detail: str
     session_id: str | None
+    delivery: str | None = None
+    """What delivering the result did (``ok: ...`` or ``failed: ...``); None: no target."""
 
 
 @attrs.frozen(slots=True)
@@ -109,6 +120,7 @@ class RecordRun(Request[CronRun]):
     outcome: str
     detail: str = ""
     session_id: str | None = None
+    delivery: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -134,9 +146,11 @@ class ListRuns(Request[list[CronRun]]):
 _JOB_COLUMNS = (
     "id, name, schedule, tz, prompt, cwd, model, toolsets, overlap, timeout, state, "
     "created_at, updated_at, next_run_at, last_run_at, last_outcome, last_detail, "
-    "last_session_id, runs"
+    "last_session_id, runs, script, deliver, origin"
 )
-_RUN_COLUMNS = "id, job_id, scheduled_for, started_at, finished_at, outcome, detail, session_id"
+_RUN_COLUMNS = (
+    "id, job_id, scheduled_for, started_at, finished_at, outcome, detail, session_id, delivery"
+)
 _DETAIL_LIMIT = 4000
 
 
@@ -165,6 +179,9 @@ def _job(row: Sequence[Any]) -> CronJob:
         last_detail=row[16],
         last_session_id=row[17],
         runs=int(row[18]),
+        script=row[19],
+        deliver=row[20],
+        origin=row[21],
     )
 
 
@@ -178,6 +195,7 @@ def _run(row: Sequence[Any]) -> CronRun:
         outcome=row[5],
         detail=row[6],
         session_id=row[7],
+        delivery=row[8],
     )
 
 
@@ -201,6 +219,9 @@ def _check_job(op: str, job: object) -> CronJob:
         raise InvalidRequest(op, f"timeout must be a number of seconds >= 0, got {job.timeout!r}")
     if job.toolsets is not None and not all(isinstance(t, str) and t for t in job.toolsets):
         raise InvalidRequest(op, f"toolsets must be non-empty names, got {job.toolsets!r}")
+    for field in ("script", "deliver", "origin"):
+        if getattr(job, field) is not None:
+            _check_text(op, field, getattr(job, field))
     return job
 
 
@@ -217,12 +238,12 @@ def save_job(conn: apsw.Connection, req: SaveJob, abort: Abort) -> CronJob:
     toolsets = None if job.toolsets is None else json.dumps(list(job.toolsets))
     conn.execute(
         f"INSERT OR REPLACE INTO cron_jobs ({_JOB_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             job.id, job.name, job.schedule, job.tz, job.prompt, job.cwd, job.model, toolsets,
             job.overlap, float(job.timeout), job.state, job.created_at, job.updated_at,
             job.next_run_at, job.last_run_at, job.last_outcome, job.last_detail,
-            job.last_session_id, job.runs,
+            job.last_session_id, job.runs, job.script, job.deliver, job.origin,
         ),
     )  # fmt: skip
     stored = get_job(conn, job.id)
@@ -242,14 +263,16 @@ def record_run(conn: apsw.Connection, req: RecordRun, abort: Abort) -> CronRun:
     _check_text(op, "job_id", req.job_id)
     _check_text(op, "outcome", req.outcome)
     _check_text(op, "detail", req.detail, empty=True)
+    if req.delivery is not None:
+        _check_text(op, "delivery", req.delivery)
     detail = req.detail[:_DETAIL_LIMIT]
     if get_job(conn, req.job_id) is None:
         raise InvalidRequest(op, f"no cron job with id {req.job_id!r}")
     conn.execute(
-        f"INSERT INTO cron_runs ({_RUN_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO cron_runs ({_RUN_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             req.job_id, req.scheduled_for, req.started_at, req.finished_at, req.outcome,
-            detail, req.session_id,
+            detail, req.session_id, None if req.delivery is None else req.delivery[:_DETAIL_LIMIT],
         ),
     )  # fmt: skip
     run_id = conn.last_insert_rowid()

@@ -270,6 +270,13 @@ CREATE TABLE cron_runs (
 CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
 """
 
+_V10 = """
+ALTER TABLE cron_jobs ADD COLUMN script TEXT;
+ALTER TABLE cron_jobs ADD COLUMN deliver TEXT;
+ALTER TABLE cron_jobs ADD COLUMN origin TEXT;
+ALTER TABLE cron_runs ADD COLUMN delivery TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -280,6 +287,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "foreground tool process groups (processes.tool_use_id)", _V7),
     Migration(8, "session flags (the yolo switch survives restarts)", _V8),
     Migration(9, "scheduled jobs and their runs (cron)", _V9),
+    Migration(10, "cron jobs' pre-run script, delivery target and origin; runs' delivery", _V10),
 )
 """Every schema change ever made, in order; append, never edit."""
 
