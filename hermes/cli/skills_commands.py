@@ -1,4 +1,4 @@
-"""``hermes skills [list|show|trust|untrust]``, ``hermes curator lock|unlock``: read from disk.
+"""``hermes skills [list|show|install|remove|trust|untrust]``, ``hermes curator ...``.
 
 These read the skill folders and the config file directly (no daemon needed):
 the user's skills under the data directory, the bundled ones, and the
@@ -44,32 +44,13 @@ def skills(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_skills(cwd: Path = Path("."), as_json: bool = False) -> None:
     """The skills a session in CWD sees, and the ones skipped or quarantined, with why."""
+    from hermes.skills.views import listing
+
     library, _ = _library()
-    seen = library.look(cwd)
     if as_json:
-        print_json(
-            {
-                "skills": [
-                    {
-                        "name": s.name,
-                        "description": s.description,
-                        "source": s.source,
-                        "path": str(s.directory),
-                    }
-                    for s in seen.sorted()
-                ],
-                "problems": [str(p) for p in seen.problems],
-                "quarantined": [
-                    {"name": q.name, "path": str(q.directory), "reason": q.scan.reason()}
-                    for q in seen.quarantined
-                ],
-                "untrusted_project": None
-                if seen.untrusted_project is None
-                else str(seen.untrusted_project),
-                "user_dir": str(library.user_dir),
-            }
-        )
+        print_json(listing(library, cwd))
         return
+    seen = library.look(cwd)
     click.echo(f"user skills: {library.user_dir}")
     for skill in seen.sorted():
         click.echo(f"  {skill.name:24} [{skill.source}] {skill.description}")
@@ -98,6 +79,48 @@ def show(name: str, cwd: Path = Path(".")) -> None:
     if outcome.is_error:
         fail(outcome.content)
     click.echo(outcome.content)
+
+
+@skills.command("install")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Install a skill the scan calls caution.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def install(path: Path, force: bool = False, as_json: bool = False) -> None:
+    """Copy the skill folder PATH into your skills, after a threat scan.
+
+    A skill from outside the bundled ones and trusted projects installs only when
+    the scan finds nothing; --force installs one it calls caution, never dangerous.
+    """
+    from hermes.skills import SkillWriteError
+    from hermes.skills.views import installed
+
+    library, _ = _library()
+    try:
+        done = installed(library, path, force=force)
+    except SkillWriteError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(done)
+        return
+    note = f"; scan: {done['verdict']}" + (" (forced)" if done["forced"] else "")
+    click.echo(f"installed {done['name']} to {done['path']} ({done['trust']} source{note})")
+    for finding in done["findings"]:
+        click.echo(f"  finding: {finding}")
+
+
+@skills.command("remove")
+@click.argument("name")
+def remove(name: str) -> None:
+    """Archive your skill NAME (recoverable from <data_dir>/skills/.archive)."""
+    from hermes.skills import SkillWriteError
+    from hermes.skills.views import removed
+
+    library, _ = _library()
+    try:
+        done = removed(library, name)
+    except SkillWriteError as exc:
+        fail(str(exc))
+    click.echo(f"{name}: archived to {done['archived_to']}")
 
 
 @skills.command("trust")

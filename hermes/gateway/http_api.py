@@ -21,6 +21,8 @@
 | `POST /checkpoints/restore` `{"dir": ..., "number": ..., "session": ...}` | `checkpoint.restore` |
 | `GET /cron`, `POST /cron`, `GET /cron/{job}`, `GET /cron/{job}/runs` | `cron.*` |
 | `POST /cron/{job}/{edit,pause,resume,run,rm}` | `cron.*` |
+| `GET /skills[?cwd=]`, `GET /skills/{name}[?cwd=]` | `skills.list`, `skills.show` |
+| `POST /skills/install`, `POST /skills/trust`, `POST /skills/{name}/remove` | `skills.*` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -50,6 +52,7 @@ from .cron_methods import cron_route
 from .frames import json_text
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
+from .skills_methods import skills_route
 from .wire_http import RequestHead, error_response, json_body, response_bytes
 
 log = logging.getLogger("hermes.gateway.http")
@@ -95,6 +98,14 @@ _STATUS = {
     "locked": 503,
     "unreadable": 500,
     "memory_error": 500,
+    # refused skill operations (hermes/gateway/skills_methods.py)
+    "unknown_skill": 404,
+    "skill_exists": 409,
+    "skill_locked": 409,
+    "invalid_skill": 400,
+    "unsafe_skill": 400,
+    "needs_force": 409,
+    "quarantined": 409,
 }
 
 
@@ -251,6 +262,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return cron_route(verb, parts[1:], body)
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
+    if parts and parts[0] == "skills":
+        return skills_route(verb, parts[1:], body, head.query_one("cwd"))
     if parts and parts[0] == "checkpoints":
         return _checkpoint_route(head, verb, parts[1:], body)
     if len(parts) >= 2 and parts[0] == "sessions":

@@ -74,6 +74,7 @@ from .heap_methods import heap_methods
 from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
 from .params import TITLE_LIMIT, Method, Params
+from .skills_methods import skills_methods
 
 log = logging.getLogger("hermes.gateway.methods")
 
@@ -155,6 +156,7 @@ class Methods:
             **heap_methods(),
             **cron_methods(services.system, services.root_path),
             **mcp_methods(services.system, services.root_path, self.entry),
+            **skills_methods(services.settings),
         }
 
     @property

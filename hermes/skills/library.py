@@ -175,7 +175,7 @@ class SkillLibrary:
                 continue
             try:
                 item: Skill | SkillProblem = parse_skill(skill_dir, source)
-                scan = _scan_skill(item) if source == "project" else None
+                scan = scan_skill(item) if source == "project" else None
             except Exception as exc:  # a skill never fails a turn: report it, skip it
                 log.exception("skill %s could not be read", skill_dir)
                 item, scan = SkillProblem(skill_dir / SKILL_FILE, 0, f"unreadable: {exc}"), None
@@ -184,7 +184,7 @@ class SkillLibrary:
         return found
 
 
-def _scan_skill(item: Skill | SkillProblem) -> ScanResult | None:
+def scan_skill(item: Skill | SkillProblem) -> ScanResult | None:
     """The threat scan of a project skill: SKILL.md and its supporting text files."""
     if isinstance(item, SkillProblem):
         return None

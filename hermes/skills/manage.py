@@ -11,16 +11,16 @@ All writes are atomic and serialised by an ``flock`` on ``.lock``.
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import attrs
 
 from .format import NAME_RE, SKILL_FILE, SUPPORT_DIRS, Skill, parse_skill
 from .scan import scan_text
-from .usage import is_locked, read_usage, write_atomic, write_usage
+from .usage import is_locked, read_usage, skills_lock, write_atomic, write_usage
 
 ARCHIVE_DIR = ".archive"
 MAX_FILE_BYTES = 200_000
@@ -81,12 +81,7 @@ class SkillWriter:
     def delete(self, name: str) -> Path:
         """Move the skill to ``.archive/<name>-<unix time>``; returns where it went."""
         with self._locked():
-            folder = self._existing(name)
-            archive = self.user_dir / ARCHIVE_DIR
-            archive.mkdir(exist_ok=True)
-            target = archive / f"{name}-{int(time.time())}"
-            shutil.move(str(folder), str(target))
-            return target
+            return archive_folder(self.user_dir, self._existing(name))
 
     def write_file(self, name: str, file_path: str, content: str) -> Path:
         with self._locked():
@@ -160,18 +155,18 @@ class SkillWriter:
                 "threat",
             )
 
-    def _locked(self) -> _FileLock:
-        self.user_dir.mkdir(parents=True, exist_ok=True)
-        return _FileLock(self.user_dir / ".lock")
+    def _locked(self) -> AbstractContextManager[None]:
+        return skills_lock(self.user_dir)
 
 
-class _FileLock:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        self.file = open(self.path, "a")
-        fcntl.flock(self.file.fileno(), fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        self.file.close()
+def archive_folder(user_dir: Path, folder: Path) -> Path:
+    """Move ``folder`` to ``.archive/<name>-<unix time>`` (callers hold the lock)."""
+    archive = user_dir / ARCHIVE_DIR
+    archive.mkdir(exist_ok=True)
+    target = archive / f"{folder.name}-{int(time.time())}"
+    suffix = 1
+    while target.exists():
+        target = archive / f"{folder.name}-{int(time.time())}-{suffix}"
+        suffix += 1
+    shutil.move(str(folder), str(target))
+    return target

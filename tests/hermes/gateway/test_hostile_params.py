@@ -207,6 +207,8 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "cron.list": (), "cron.get": ("job",), "cron.pause": ("job",), "cron.resume": ("job",),
     "cron.run": ("job",), "cron.rm": ("job",), "cron.runs": ("job", "limit"),
     "estop.set": (), "estop.clear": (), "estop.status": (),
+    "skills.list": ("cwd",), "skills.show": ("name", "cwd"), "skills.install": ("path", "force"),
+    "skills.remove": ("name",), "skills.trust": ("project", "trusted"),
     "checkpoint.list": ("dir",), "checkpoint.diff": ("dir", "number"),
     "checkpoint.restore": ("dir", "number", "session"),
     "events.subscribe": ("session", "since", "epoch", "approvals"),
