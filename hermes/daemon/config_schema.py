@@ -215,6 +215,16 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "trusted_projects": Key(
             [], _dir_list, "project directories whose .hermes/skills are read (hermes skills trust)"
         ),
+        "review_interval": Key(
+            10, _int(0), "a skill review after N tool iterations (0: never)", reload=True
+        ),
+    },
+    "curator": {
+        "enabled": Key(True, _bool, "the scheduled curator of the agent's skills"),
+        "interval_hours": Key(168, _int(1), "hours between two curator passes"),
+        "stale_after_days": Key(14, _int(1), "an agent skill unused this long is marked stale"),
+        "archive_after_days": Key(30, _int(1), "an agent skill unused this long is archived"),
+        "similarity": Key(0.7, _ratio, "word overlap at which two skills are near-duplicates"),
     },
     "approvals": {
         "mode": Key(
