@@ -240,6 +240,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
             [], _finding_keys, "finding keys approved 'always' (hermes approvals)", reload=True
         ),
     },
+    "cron": {
+        "allow_agent_scheduling": Key(
+            False, _bool, "a scheduled job's session keeps the cronjob tool (seed #118)"
+        ),
+    },
     "checkpoints": {
         "enabled": Key(
             False,
