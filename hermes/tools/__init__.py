@@ -12,9 +12,13 @@
 | ``results.py`` | ``ToolResult``, ``CallStatus``, ``BatchCollector`` |
 | ``budget.py`` | spilling large results to files with a preview |
 | ``shell.py`` | reading shell command lines with the bash grammar (tree-sitter-bash) |
+| ``shell_words.py`` | one shell word's parts; what ``echo``/``printf`` of literals prints |
 | ``wrappers.py`` | the command under ``sudo``/``env``/``timeout``...; GNU-style options |
 | ``danger.py`` | ``classify``: the walk of a command line for the gate |
+| ``danger_scope.py`` | what a line's variables may hold, which files it writes |
+| ``danger_commands.py`` | the rules for one command's plain words (rm, dd, git, find...) |
 | ``danger_rules.py`` | the gate's tables: the hardline floor, the dangerous list |
+| ``detach.py`` | foreground commands that would detach (nohup, trailing ``&``, dev servers) |
 | ``approval.py`` | the approval decision |
 | ``guard/`` | the path policy of every tool that touches files; per-session read state |
 | ``smart.py`` | smart approvals: approval modes, the model judge |
@@ -34,6 +38,7 @@ from .approval import (
     ApprovalDecision,
     ApprovalRequest,
     ApprovalSession,
+    Unattended,
     Verdict,
     decide,
 )
@@ -52,7 +57,8 @@ from .builtin import builtin_tools, default_registry
 from .checkpoint import CheckpointService
 from .context import ProgressCallback, ToolContext
 from .danger import DANGEROUS_RULES, HARDLINE_RULES, Finding, classify, is_hardline
-from .env import is_secret_name, scrub_env
+from .detach import Detach, detaches
+from .env import NEVER_PASSED, is_secret_name, scrub_env
 from .plan import BatchPlan, plan_batch
 from .registry import PreparedCall, ToolRegistry
 from .results import BatchCollector, CallStatus, ToolResult
@@ -62,6 +68,7 @@ from .smart import ApprovalMode, JudgeChoice, Judgement, ModelJudge
 __all__ = [
     "DANGEROUS_RULES",
     "HARDLINE_RULES",
+    "NEVER_PASSED",
     "NO_TIMEOUT",
     "AllowlistSaver",
     "ApprovalCallback",
@@ -76,6 +83,7 @@ __all__ = [
     "BatchPolicy",
     "CallStatus",
     "CheckpointService",
+    "Detach",
     "Finding",
     "Invoker",
     "JudgeChoice",
@@ -93,11 +101,13 @@ __all__ = [
     "ToolProgress",
     "ToolRegistry",
     "ToolResult",
+    "Unattended",
     "Verdict",
     "builtin_tools",
     "classify",
     "decide",
     "default_registry",
+    "detaches",
     "is_hardline",
     "is_secret_name",
     "plan_batch",

@@ -10,7 +10,10 @@
    would run, so it cannot promise the floor);
 4. findings all approved for this session or in the permanent allowlist allow
    (never an opaque one);
-5. no approval callback attached (unattended) denies;
+5. no approval callback attached (unattended: a subagent, a cron run, a
+   session no surface approves for) denies, unless the session's
+   ``unattended`` policy is ``allow``: then a flagged command runs
+   (``unattended_allowed``), never an opaque finding nor a file tool's question;
 6. in approval mode ``smart`` with a judge (``smart.py``), the judge answers
    first: approve runs this command, deny refuses it, escalate goes on to 7;
    never for an opaque finding, nor after ``breaker`` smart denials in a row;
@@ -91,6 +94,15 @@ AllowlistSaver = Callable[[frozenset[str]], Awaitable[None]]
 """Persists finding keys approved with *always* (to the config allowlist)."""
 
 
+class Unattended(enum.Enum):
+    """What a flagged command does where no approval callback is attached."""
+
+    DENY = "deny"
+    """Refused (the default: a daemon runs turns nobody watches)."""
+    ALLOW = "allow"
+    """Run, as Hermes runs a headless one-off (never the floor, never an opaque finding)."""
+
+
 class Verdict(enum.Enum):
     SAFE = "safe"
     YOLO = "yolo"
@@ -105,6 +117,7 @@ class Verdict(enum.Enum):
     DENIED = "denied"
     TIMEOUT = "timeout"
     UNATTENDED = "unattended"
+    UNATTENDED_ALLOWED = "unattended_allowed"
     FAILED = "failed"
 
 
@@ -118,6 +131,7 @@ _ALLOWING = frozenset(
         Verdict.APPROVED_ONCE,
         Verdict.APPROVED_SESSION,
         Verdict.APPROVED_ALWAYS,
+        Verdict.UNATTENDED_ALLOWED,
     }
 )
 
@@ -198,6 +212,8 @@ class ApprovalSession:
     breaker: int = 3
     """Smart denials in a row after which the person is asked instead (0: never)."""
     smart_denials: int = 0
+    unattended: Unattended = Unattended.DENY
+    """Flagged commands where no approval callback is attached: denied or run."""
     _lock: trio.Lock = attrs.field(factory=trio.Lock, init=False, repr=False)
 
     def preapproved(self, keys: Iterable[str]) -> bool:
@@ -267,6 +283,8 @@ async def decide_findings(
     if not opaque and session.preapproved(keys):
         return ApprovalDecision(Verdict.PREAPPROVED, findings)
     if ask is None:
+        if judged and not opaque and session.unattended is Unattended.ALLOW:
+            return ApprovalDecision(Verdict.UNATTENDED_ALLOWED, findings)
         return ApprovalDecision(Verdict.UNATTENDED, findings)
     request = ApprovalRequest(subject, findings, call_id, form)
     escalated = ""

@@ -7,6 +7,11 @@ segments of its upper-cased name is a secret word (``API_KEY``, ``TOKEN``,
 ``SECRET``, ``PASSWORD``..., or a final ``_KEY``), so ``ANTHROPIC_API_KEY``,
 ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``DB_PASSWORD`` go, while
 ``TOKENIZERS_PARALLELISM`` and ``SSH_AUTH_SOCK`` stay.
+
+An operator may pass named secrets on (``[tools] env_passthrough``, e.g.
+``GITHUB_TOKEN`` for ``gh``): ``scrub_env(keep=...)``. The daemon's own
+credentials (``NEVER_PASSED``: the model provider's key and token) are dropped
+even when named there; the configuration refuses them too.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ _SECRET_NAME = re.compile(
     r"|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|SESSION_?KEY)(?:_|$)"
     r"|_KEY$"
 )
+
+NEVER_PASSED = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+"""The daemon's own credentials: no passthrough list hands them to a child."""
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What an environment variable's name may be (for a passthrough list)."""
 
 CHILD_DEFAULTS: Mapping[str, str] = {
     "PYTHONUNBUFFERED": "1",
@@ -42,10 +53,11 @@ def scrub_env(
 ) -> dict[str, str]:
     """A copy of ``environ`` without secrets, plus ``CHILD_DEFAULTS`` and ``extra``.
 
-    ``keep`` names secret-looking variables a caller deliberately passes on;
-    ``extra`` is applied last and is never scrubbed (the caller chose it).
+    ``keep`` names secret-looking variables a caller deliberately passes on
+    (never one of ``NEVER_PASSED``); ``extra`` is applied last and is never
+    scrubbed (the caller chose it).
     """
-    kept = set(keep)
+    kept = set(keep) - NEVER_PASSED
     env = {k: v for k, v in environ.items() if k in kept or not is_secret_name(k)}
     env.update(CHILD_DEFAULTS)
     if extra:

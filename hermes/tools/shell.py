@@ -40,6 +40,7 @@ __all__ = [
     "parse",
     "printed",
     "static_output",
+    "syntax_tree",
     "word",
 ]
 
@@ -101,9 +102,13 @@ class Script:
 
 def parse(text: str) -> Script:
     """Read ``text`` with the bash grammar. Never raises on bad syntax: see ``Script.errors``."""
+    return _Reader().run(syntax_tree(text))
+
+
+def syntax_tree(text: str) -> Node:
+    """The root of ``text``'s tree-sitter-bash tree (byte offsets: ``text`` in UTF-8)."""
     source = text.encode(_ENCODING, _ERRORS)
-    tree = Parser(_LANGUAGE).parse(source)
-    return _Reader().run(tree.root_node)
+    return Parser(_LANGUAGE).parse(source).root_node
 
 
 def _key(node: Node) -> tuple[int, int, str]:

@@ -1,10 +1,14 @@
 """``terminal``: run a shell command in the foreground, in its own process group.
 
-Hermes' defaults: 180 s by default, at most 600 s (longer work belongs in
-background mode), a timeout is exit code 124 with ``[Command timed out after
-Ns]``, an interrupt is exit code 130 with ``[Command interrupted]``. Every
-command passes the approval gate first; a refused command never starts and the
-model is told so plainly.
+Hermes' defaults: 180 s by default, at most 600 s in the foreground (a
+``timeout`` over that starts the command in the background instead, with a
+completion notice and a note saying so), a timeout is exit code 124 with
+``[Command timed out after Ns]``, an interrupt is exit code 130 with
+``[Command interrupted]``. Every command passes the approval gate first; a
+refused command never starts and the model is told so plainly. A foreground
+command that would detach (``nohup``, a trailing ``&``, a dev server:
+``detach.py``) is started in the background too, with a note
+(``promote.py``).
 
 The command runs as ``bash -c COMMAND`` with stdin from ``/dev/null``, stdout
 and stderr merged, the context's scrubbed environment, in its own process
@@ -46,9 +50,11 @@ from ..approval import Verdict, decide
 from ..base import Tool, ToolKind, ToolOutcome
 from ..checkpoint.service import checkpoint_before_command
 from ..context import ToolContext
+from ..detach import Detach, detaches
 from ..guard.commands import Hit, command_hits, floor, guarded_refusal, hit_finding
 from ..guard.policy import Action, PathPolicy
 from ..sudo import SUDO_REFUSAL, SudoPassword, runs_sudo_stdin
+from .promote import promotion
 
 FOREGROUND_DEFAULT_TIMEOUT = 180
 FOREGROUND_MAX_TIMEOUT = 600
@@ -82,7 +88,8 @@ class TerminalTool(Tool):
             "stdout/stderr and exit code. Non-interactive: stdin is empty, so never run "
             "commands that wait for input (use flags such as -y). Commands left running in the "
             f"background when the command exits are stopped. Default timeout "
-            f"{default_timeout} s, at most {max_timeout} s; a timeout gives exit code 124. "
+            f"{default_timeout} s, at most {max_timeout} s in the foreground (a longer timeout "
+            "runs the command in the background); a timeout gives exit code 124. "
             "Destructive commands need the user's approval and some are always refused. "
             "Prefer read_file, write_file, patch and search_files for files. "
             "For servers, watchers and long builds use background=true (returns a process id "
@@ -101,7 +108,8 @@ class TerminalTool(Tool):
                     "type": "integer",
                     "minimum": 1,
                     "default": default_timeout,
-                    "description": f"Seconds before the command is stopped (max {max_timeout}).",
+                    "description": f"Seconds before the command is stopped (over {max_timeout}: "
+                    "it runs in the background instead).",
                 },
                 "workdir": {
                     "type": "string",
@@ -147,19 +155,14 @@ class TerminalTool(Tool):
         command: str = args["command"]
         timeout = int(args.get("timeout", self.default_timeout))
         background = bool(args.get("background", False))
-        if timeout > self.max_timeout and not background:
-            return ToolOutcome.error(
-                f"timeout={timeout} is over the foreground limit of {self.max_timeout} s. "
-                "Nothing was run. Use a shorter timeout, or run long-lived work (servers, "
-                "watchers, long builds) in background mode instead.",
-                reason="timeout_too_long",
-            )
         workdir = ctx.resolve(args["workdir"]) if args.get("workdir") else ctx.cwd
         if not await trio.Path(workdir).is_dir():
             return ToolOutcome.error(
                 f"workdir {workdir} is not a directory. Nothing was run.", reason="bad_workdir"
             )
-        sudo_stdin, hits = await trio.to_thread.run_sync(_inspect, command, workdir, ctx.guard)
+        sudo_stdin, hits, detach = await trio.to_thread.run_sync(
+            _inspect, command, workdir, ctx.guard, not background
+        )
         if sudo_stdin and SudoPassword not in ctx.services:
             return ToolOutcome.error(SUDO_REFUSAL, ran=False, verdict="sudo_stdin")
         decision = await decide(
@@ -181,6 +184,14 @@ class TerminalTool(Tool):
                 )
             return ToolOutcome.error(decision.refusal(), ran=False, verdict=decision.verdict.value)
         await checkpoint_before_command(ctx, workdir, command)
+        promoted = None if background else promotion(command, detach, timeout, self.max_timeout)
+        if promoted is not None:
+            from . import background as bg  # loads hermes.processes (and the store): late
+
+            outcome = await bg.start_background(
+                promoted.command, workdir, promoted.args(args), ctx, decision.verdict.value
+            )
+            return promoted.noted(outcome)
         if background or args.get("on_timeout") == "background":
             from . import background as bg  # loads hermes.processes (and the store): late
 
@@ -228,9 +239,13 @@ class TerminalTool(Tool):
         return _format(result, timeout, decision.verdict.value)
 
 
-def _inspect(command: str, workdir: Path, guard: PathPolicy) -> tuple[bool, list[Hit]]:
-    """What the line does beyond the gate's reading: ``sudo -S``, and the path guard's hits."""
-    return runs_sudo_stdin(command), command_hits(command, workdir, guard)
+def _inspect(
+    command: str, workdir: Path, guard: PathPolicy, foreground: bool
+) -> tuple[bool, list[Hit], Detach | None]:
+    """What the line does beyond the gate's reading: ``sudo -S``, the path guard's hits, and
+    (in the foreground) whether it would detach."""
+    detach = detaches(command) if foreground else None
+    return runs_sudo_stdin(command), command_hits(command, workdir, guard), detach
 
 
 def _format(result: CommandResult, timeout: int, verdict: str) -> ToolOutcome:

@@ -93,12 +93,14 @@ async def test_timeout_gives_exit_124(registry: ToolRegistry, ctx: ToolContext) 
     assert outcome.details["exit_code"] == 124 and outcome.details["timed_out"]
 
 
-async def test_over_the_foreground_limit_is_refused(
+async def test_over_the_foreground_limit_without_a_process_service_runs_nothing(
     registry: ToolRegistry, ctx: ToolContext, workdir: Path
 ) -> None:
+    """Over the cap the command goes to the background; with no process service, nowhere."""
     outcome = await terminal(registry, ctx, command="touch ran.txt", timeout=601)
-    assert outcome.is_error
-    assert "600" in outcome.content and "background" in outcome.content
+    assert outcome.is_error and outcome.details["promoted"] == "timeout"
+    assert "Background mode is not available" in outcome.content
+    assert "timeout=601 s is over the foreground limit of 600 s" in outcome.content
     assert "Nothing was run" in outcome.content
     assert not (workdir / "ran.txt").exists()
 
