@@ -37,18 +37,21 @@ caller's wakeup, the actor's, the reply) costs about as much CPU as the
 small write it carries, and a session makes four per turn. So whoever spawns
 the store can hand a ``StoreLane`` to both the actor and its clients (as
 Erlang hands out an ETS table: shared access under the owner's rules, the
-owner keeping the table's life). Through it a client runs a small write
-(one that ``runs_inline``) synchronously in its own task, on the actor's
-inline connection, but only while the actor is idle with an empty mailbox,
-so requests stay in arrival order and never meet a worker-thread
-transaction; and not in a burst: after a lane write, other tasks' writes in
-the same scheduler pass (counted by a trio instrument, ``_PassCounter``) go
-through the mailbox, where a burst (a mass cancel settling a hundred
-transcripts at once) still commits as one group. What the actor
-would do after such a write (drop a broken connection, index) it is told to
-do by a message to itself; a checkpoint goes to its checkpointer. The actor
-attaches itself to the lane while its connection is open, so a restarted
-store is attached again.
+owner keeping the table's life). It is the store's one direct-call lane, and
+its rules are these. A client runs a small write (one that ``runs_inline``)
+synchronously in its own task, on the actor's inline connection, only while
+the actor is idle with an empty mailbox and no pending group, so requests
+stay in arrival order and never meet a worker-thread transaction. A writer
+first claims the lane and yields once (a trio checkpoint, shielded from
+cancellation): every other writer that is ready meanwhile finds the lane
+claimed, marks it contended and goes to the mailbox, and so does the claimer
+when it resumes to a contended lane. Writers that are ready together are a
+burst (a mass cancel settling a hundred transcripts at once), and the mailbox
+commits a burst as one group; a lone writer runs its write as soon as it
+resumes. What the actor would do after a lane write (drop a broken
+connection, index) it is told to do by a message to itself; a checkpoint goes
+to its checkpointer. The actor attaches itself to the lane while its
+connection is open, so a restarted store is attached again.
 
 **Full-text index in batches.** A message write only queues its row for the
 index (schema version 6); the actor sends itself ``IndexPending`` (run in the
@@ -179,41 +182,51 @@ class _Upkeep:
 _UPKEEP = _Upkeep()
 
 
-class _PassCounter(trio.abc.Instrument):
-    """Counts the scheduler's passes (one I/O wait each): writes in one pass are a burst."""
-
-    def __init__(self) -> None:
-        self.passes = 0
-
-    def before_io_wait(self, timeout: float) -> None:
-        self.passes += 1
-
-
 def _broken(db: Database) -> bool:
     """Whether ``db`` must be dropped (a function: mypy would keep an earlier check)."""
     return db.broken is not None
 
 
 class StoreLane:
-    """Small writes in the caller's own task while the store is idle (see the module doc).
+    """Small writes in the caller's own task while the store is idle: the store's one
+    direct-call lane (its rules are in the module doc).
 
     Made by whoever spawns the store and given to the ``StoreActor`` and to its
     ``StoreClient``s; the actor attaches itself while its connection is open.
     """
 
-    __slots__ = ("_owner",)
+    __slots__ = ("_claimed", "_contended", "_owner")
 
     def __init__(self) -> None:
         self._owner: StoreActor | None = None
+        self._claimed = False
+        """A writer holds the lane (it yields once before it writes)."""
+        self._contended = False
+        """Another writer was ready while the lane was claimed: a burst."""
 
     @property
     def attached(self) -> bool:
         return self._owner is not None
 
-    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
-        """The outcome of ``request`` run now, or None: send it to the mailbox instead."""
+    async def run(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
+        """The outcome of ``request`` run now in this task, or None: send it to the
+        mailbox instead (the store is busy, or other writers are ready too)."""
         owner = self._owner
-        return None if owner is None else owner.run_now(request)
+        if owner is None or not owner.may_run_now(request):
+            return None
+        if self._claimed:
+            self._contended = True  # the claimer sees it and goes to the mailbox too
+            return None
+        self._claimed = True
+        try:
+            # Let every other ready task run first: a writer among them is a burst.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            owner = self._owner
+            if self._contended or owner is None:
+                return None
+            return owner.run_now(request)
+        finally:
+            self._claimed = self._contended = False
 
 
 def _written(request: Request[Any]) -> int:
@@ -240,11 +253,6 @@ class StoreActor(Actor):
         self.lane = lane
         self._serving = True
         """Inside ``receive`` (or not started, or stopping): the lane must not write."""
-        self._passes = _PassCounter()
-        self._lane_pass = -1
-        self._lane_writer = 0
-        """The scheduler pass of the last lane write, and its writer task's id (an id
-        rather than the task: a finished task would be kept alive)."""
         self._upkeep_queued = False
         self.directory = Path(directory)
         self.path = self.directory / self.config.filename
@@ -268,7 +276,6 @@ class StoreActor(Actor):
         )
         self._serving = False
         if self.lane is not None:
-            trio.lowlevel.add_instrument(self._passes)
             self.lane._owner = self
 
     async def _open(self, op: str) -> Database:
@@ -285,23 +292,24 @@ class StoreActor(Actor):
         finally:
             self._serving = False
 
-    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
-        """Run a small write in the caller's task, or None if that would break the
-        store's rules (see "The lane" in the module doc)."""
+    def may_run_now(self, request: Request[Any]) -> bool:
+        """Whether the lane may run ``request`` now (see "The lane" in the module doc)."""
         db = self._db
-        if (
+        return not (
             self._serving
             or db is None
             or db.broken is not None
             or self._group
             or self.ctx.mailbox_depth
             or not runs_inline(request)
-        ):
+        )
+
+    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
+        """Run a small write in the caller's task, or None if that would break the
+        store's rules (see "The lane" in the module doc)."""
+        db = self._db
+        if db is None or not self.may_run_now(request):
             return None
-        writer = id(trio.lowlevel.current_task())
-        if self._passes.passes == self._lane_pass and writer != self._lane_writer:
-            return None  # another writer in this pass: a burst, which the mailbox groups
-        self._lane_pass, self._lane_writer = self._passes.passes, writer
         self._serving = True
         try:
             self._count_written(request)
@@ -512,8 +520,6 @@ class StoreActor(Actor):
         self._serving = True
         if self.lane is not None and self.lane._owner is self:
             self.lane._owner = None
-            with suppress(KeyError):
-                trio.lowlevel.remove_instrument(self._passes)
         await self._flush()  # writes already accepted are committed and answered
         db, self._db = self._db, None
         if db is not None:

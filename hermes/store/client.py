@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
-import outcome
 import trio
 
 from actors import (
@@ -31,7 +30,7 @@ from actors import (
 )
 from hermes.model.types import Message, Usage
 
-from .actor import LoggedFailure, StoreActor, StoreLane
+from .actor import StoreActor, StoreLane
 from .errors import StoreError, StoreTimeout, StoreUnavailable
 from .records import (
     AppendResult,
@@ -110,7 +109,7 @@ class StoreClient:
         (``StoreError`` on failure)."""
         if self.lane is not None and request.writes:
             await trio.lowlevel.checkpoint_if_cancelled()
-            done = self.lane.run_now(request)
+            done = await self.lane.run(request)
             if done is not None:
                 return cast(R, done.unwrap())  # the lane ran this very request
         limit = self.timeout if timeout is None else timeout
@@ -148,12 +147,6 @@ class StoreClient:
         target = self.target
         if not isinstance(target, ActorRef):
             return False
-        if self.lane is not None:
-            done = self.lane.run_now(request)
-            if done is not None:
-                if isinstance(done, outcome.Error):  # the store's own answer to a failure
-                    LoggedFailure(target.path, request).fail(done.error)
-                return True
         try:
             return target.cast_nowait(Unattended(request))
         except MailboxFull:

@@ -143,3 +143,34 @@ async def test_a_stopped_store_leaves_its_lane(system: ActorSystem, store_dir: P
     assert store.lane is not None and not store.lane.attached
     with trio.fail_after(10), pytest.raises(StoreUnavailable, match="not running"):
         await store.append(info.id, Message.user("too late"), expected_seq=0)
+
+
+async def test_writers_of_other_tasks_one_after_another_each_take_the_lane(
+    system: ActorSystem, store_dir: Path
+) -> None:
+    store, target, _ = await laned(system, store_dir)
+    infos = [await store.create_session(model="m") for _ in range(3)]
+
+    async def append(session_id: str) -> None:
+        await store.append(session_id, Message.user("alone"), expected_seq=0)
+
+    with trio.fail_after(10):
+        for info in infos:  # each writer in a task of its own, none ready beside another
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(append, info.id)
+    assert target.sent == []  # no burst: each write ran in its writer's task
+    for info in infos:
+        assert (await store.load(info.id)).messages == (Message.user("alone"),)
+
+
+async def test_a_cancelled_writer_does_not_write_through_the_lane(
+    system: ActorSystem, store_dir: Path
+) -> None:
+    store, target, _ = await laned(system, store_dir)
+    info = await store.create_session(model="m")
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await store.append(info.id, Message.user("never"), expected_seq=0)
+    assert scope.cancelled_caught
+    assert target.sent == []
+    assert (await store.load(info.id)).messages == ()
