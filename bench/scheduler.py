@@ -47,7 +47,7 @@ async def _measure(jobs: int, due: int, spread: float, idle_s: float) -> dict[st
     late: list[float] = []
     done = trio.Event()
 
-    async def runner(job: CronJob) -> RunOutcome:
+    async def runner(job: CronJob, prompt: str) -> RunOutcome:
         assert job.next_run_at is not None
         late.append(time.time() - (job.next_run_at - PERIOD))
         if len(late) >= due:

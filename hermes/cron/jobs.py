@@ -5,20 +5,29 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from hermes.store.cron_queries import OVERLAP_POLICIES, CronJob
 
+from .delivery import DeliveryError, parse_target
 from .scan import PromptRefused, scan_prompt
 from .schedule import Schedule, ScheduleError, parse_schedule
+from .script import ScriptError, check_script_path
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds of inactivity before a run is cut off (seed #186: HERMES_CRON_TIMEOUT's 600)."""
 PROMPT_LIMIT = 100_000
 NAME_LIMIT = 200
-EDITABLE = ("name", "schedule", "tz", "prompt", "cwd", "model", "toolsets", "overlap", "timeout")
+EDITABLE = (
+    "name", "schedule", "tz", "prompt", "cwd", "model", "toolsets", "overlap", "timeout",
+    "script", "deliver",
+)  # fmt: skip
+ENDPOINT_FIELDS = ("base_url", "provider", "api_key", "endpoint")
+"""Refused by name (seed #143): a job runs on the daemon's own provider, so no job can send
+its prompt, and the key that goes with it, to an endpoint of its choosing."""
 
 
 class JobError(ValueError):
@@ -50,8 +59,15 @@ def checked_prompt(prompt: object) -> str:
     return text
 
 
-def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate the editable fields present in ``fields`` (schedule excepted)."""
+def check_fields(fields: Mapping[str, Any], scripts: Path | None = None) -> dict[str, Any]:
+    """Validate the editable fields present in ``fields`` (schedule excepted); ``scripts``
+    is the folder every pre-run script must be in (None: no script allowed)."""
+    endpoint = sorted(set(fields) & set(ENDPOINT_FIELDS))
+    if endpoint:
+        raise JobError(
+            f"a job cannot set {endpoint[0]!r}: jobs run on the daemon's own provider "
+            "(a custom endpoint could carry the prompt and the key elsewhere)"
+        )
     unknown = sorted(set(fields) - set(EDITABLE))
     if unknown:
         raise JobError(f"unknown job field {unknown[0]!r} (fields: {', '.join(EDITABLE)})")
@@ -88,6 +104,22 @@ def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
         ):
             raise JobError(f"timeout must be seconds >= 0 (0: no limit), got {timeout!r}")
         out["timeout"] = float(timeout)
+    if "script" in fields:
+        try:
+            out["script"] = (
+                None if fields["script"] is None else check_script_path(fields["script"], scripts)
+            )
+        except ScriptError as error:
+            raise JobError(str(error)) from None
+    if "deliver" in fields:
+        deliver = fields["deliver"]
+        if deliver is not None:
+            try:
+                target = parse_target(deliver)
+            except DeliveryError as error:
+                raise JobError(str(error)) from None
+            deliver = target.kind if not target.value else f"{target.kind}:{target.value}"
+        out["deliver"] = deliver
     if "tz" in fields:
         out["tz"] = fields["tz"]
     if "schedule" in fields:
@@ -95,12 +127,19 @@ def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def new_job(fields: Mapping[str, Any], *, now: float) -> tuple[CronJob, Schedule]:
-    """A new job from ``fields`` (``schedule`` and ``prompt`` required)."""
+def new_job(
+    fields: Mapping[str, Any],
+    *,
+    now: float,
+    scripts: Path | None = None,
+    origin: str | None = None,
+) -> tuple[CronJob, Schedule]:
+    """A new job from ``fields`` (``schedule`` and ``prompt`` required); ``origin`` is the
+    session whose model asked for it (None: a person)."""
     for required in ("schedule", "prompt"):
         if required not in fields:
             raise JobError(f"a job needs a {required}")
-    checked = check_fields(fields)
+    checked = check_fields(fields, scripts)
     schedule = parse_schedule(checked["schedule"], checked.get("tz", "UTC"), now=now)
     prompt = checked["prompt"]
     job = CronJob(
@@ -114,15 +153,20 @@ def new_job(fields: Mapping[str, Any], *, now: float) -> tuple[CronJob, Schedule
         toolsets=checked.get("toolsets"),
         overlap=checked.get("overlap", "skip"),
         timeout=checked.get("timeout", DEFAULT_TIMEOUT),
+        script=checked.get("script"),
+        deliver=checked.get("deliver"),
+        origin=origin,
         created_at=now,
         updated_at=now,
     )
     return job, schedule
 
 
-def edited(job: CronJob, fields: Mapping[str, Any], *, now: float) -> tuple[CronJob, Schedule]:
+def edited(
+    job: CronJob, fields: Mapping[str, Any], *, now: float, scripts: Path | None = None
+) -> tuple[CronJob, Schedule]:
     """``job`` with ``fields`` changed; a new schedule or zone is parsed again."""
-    checked = check_fields(fields)
+    checked = check_fields(fields, scripts)
     again = "schedule" in checked
     schedule_text = checked.pop("schedule", job.schedule)
     tz = checked.pop("tz", job.tz)

@@ -21,8 +21,11 @@ class CronFailed:
 @attrs.frozen(slots=True)
 class AddJob(Call["dict[str, Any] | CronFailed"]):
     fields: dict[str, Any]
-    """``schedule``, ``prompt``; optional ``name tz cwd model toolsets overlap timeout``."""
+    """``schedule``, ``prompt``; optional ``name tz cwd model toolsets overlap timeout
+    script deliver``."""
     paused: bool = False
+    origin: str | None = None
+    """The session whose model asked for the job (the ``cronjob`` tool); None: a person."""
 
 
 @attrs.frozen(slots=True)

@@ -7,8 +7,12 @@ earliest; nothing polls the table. A timer never sleeps longer than
 is noticed within that bound.
 
 A due job's run is an owned task of the scheduler (``ctx.start_task``,
-``notify``): the ``runner`` it was given runs the job (in the daemon, a fresh
-session's turn through the sessions manager; ``hermes/daemon/cron_runner.py``).
+``notify``). It runs the job's pre-run script first, if it has one
+(``script.py``: its wake gate may skip the model call), builds the run's
+message (``prompt.py``), and hands it to the ``runner`` it was given (in the
+daemon, a fresh session's turn through the sessions manager;
+``hermes/daemon/cron_runner.py``); then it delivers the result to the job's
+target (``delivery.py``) and records the run with what the delivery did.
 A failed run is recorded like any other outcome, never silent, and never
 crashes the scheduler. Overlap policy when a job comes due while its previous
 run still runs: ``skip`` (recorded as ``skipped``), ``queue`` (one run waits and
@@ -41,7 +45,9 @@ from hermes.store import StoreClient, StoreError
 from hermes.store import cron_queries as q
 from hermes.store.cron_queries import CronJob
 
+from .delivery import Deliverer, RunReport
 from .jobs import JobError, checked_prompt, edited, new_job
+from .prompt import job_prompt
 from .requests import (
     AddJob,
     CronFailed,
@@ -56,6 +62,7 @@ from .requests import (
     RunJob,
 )
 from .schedule import Schedule, ScheduleError, grace, next_run, parse_schedule
+from .script import SCRIPT_TIMEOUT, ScriptError, ScriptRun, run_script, script_place
 
 log = logging.getLogger("hermes.cron")
 
@@ -73,10 +80,16 @@ class RunOutcome:
     outcome: str
     detail: str = ""
     session_id: str | None = None
+    published: str | None = None
+    """The runner published the result on the run's session stream (an ``events`` target):
+    what it says of that; None when it did not."""
 
 
-Runner = Callable[[CronJob], Awaitable[RunOutcome]]
-"""Runs one job once and says how it went (raising is recorded as ``failed``)."""
+Runner = Callable[[CronJob, str], Awaitable[RunOutcome]]
+"""Runs one job once with the run's message and says how it went (raising is recorded
+as ``failed``)."""
+NOT_DELIVERED = frozenset({"skipped", "cancelled", "missed"})
+"""Outcomes with nothing to deliver: no run took place (or it was stopped on purpose)."""
 
 
 @attrs.frozen(slots=True)
@@ -87,6 +100,11 @@ class CronDeps:
     runner: Runner
     estop: Path | None = None
     """The emergency-stop file (seed #218): while it exists nothing runs."""
+    scripts: Path | None = None
+    """The folder every pre-run script must be in (None: jobs cannot have scripts)."""
+    deliverer: Deliverer = attrs.field(factory=Deliverer)
+    """Delivers results to the jobs' targets (sessions only if it was given a sink)."""
+    script_timeout: float = SCRIPT_TIMEOUT
 
 
 Locate = Callable[[ActorContext], CronDeps]
@@ -135,6 +153,8 @@ class Scheduler(Actor):
     async def on_start(self) -> None:
         deps = self.locate(self.ctx)
         self.store, self.runner, self.estop = deps.store, deps.runner, deps.estop
+        self.scripts, self.deliverer = deps.scripts, deps.deliverer
+        self.script_timeout = deps.script_timeout
         now = self.clock()
         for job in await self.store.request(q.ListJobs(), timeout=30.0):
             try:
@@ -247,10 +267,26 @@ class Scheduler(Actor):
         self.running[job_id] = run
         self.tasks[task] = job_id
 
+    async def _attempt(self, job: CronJob) -> RunOutcome:
+        """The pre-run script and its wake gate (seeds #10, #11), then the runner."""
+        script: ScriptRun | None = None
+        if job.script is not None:
+            try:
+                path, cwd = await trio.to_thread.run_sync(
+                    script_place, job.script, self.scripts, job.cwd
+                )
+            except ScriptError as error:
+                return RunOutcome("failed", f"pre-run script refused: {error}")
+            script = await run_script(path, cwd=cwd, timeout=self.script_timeout)
+            if not script.wake:
+                said = "printed nothing" if not script.output.strip() else "said wakeAgent: false"
+                return RunOutcome("skipped", f"the pre-run script {said}: no model call")
+        return await self.runner(job, job_prompt(job, self.clock(), script))
+
     async def _run(self, job: CronJob, run: _Run) -> None:
         started = self.clock()
         try:
-            result = await self.runner(job)
+            result = await self._attempt(job)
         except trio.Cancelled:
             why = run.cancelled_why or "cancelled: the scheduler stopped"
             with trio.CancelScope(shield=True), trio.move_on_after(5.0):
@@ -260,9 +296,20 @@ class Scheduler(Actor):
         except Exception as error:
             log.warning("cron job %s failed", job.id, exc_info=error)
             result = RunOutcome("failed", f"{type(error).__name__}: {error}")
+        finished = self.clock()
+        delivery = None
+        if job.deliver is not None and result.outcome not in NOT_DELIVERED:
+            report = RunReport(
+                job_id=job.id, name=job.name, outcome=result.outcome, detail=result.detail,
+                session_id=result.session_id, scheduled_for=run.scheduled_for,
+                started_at=started, finished_at=finished,
+            )  # fmt: skip
+            delivery = await self.deliverer.deliver(job.deliver, report, result.published)
+            if delivery.startswith("failed"):
+                log.warning("cron job %s: delivery to %s %s", job.id, job.deliver, delivery)
         await self._record(
-            job.id, run.scheduled_for, started, self.clock(), result.outcome, result.detail,
-            result.session_id,
+            job.id, run.scheduled_for, started, finished, result.outcome, result.detail,
+            result.session_id, delivery,
         )  # fmt: skip
 
     async def _ended(self, task: OwnedTask) -> None:
@@ -289,12 +336,15 @@ class Scheduler(Actor):
         outcome: str,
         detail: str,
         session_id: str | None = None,
+        delivery: str | None = None,
     ) -> None:
         if job_id not in self.jobs:
             return  # removed meanwhile: its history went with it
         try:
             await self.store.request(
-                q.RecordRun(job_id, scheduled_for, started, finished, outcome, detail, session_id),
+                q.RecordRun(
+                    job_id, scheduled_for, started, finished, outcome, detail, session_id, delivery
+                ),
                 timeout=10.0,
             )
         except StoreError as error:
@@ -345,7 +395,9 @@ class Scheduler(Actor):
         if isinstance(message, AddJob):
             if not isinstance(message.fields, dict):
                 raise JobError(f"fields must be a dict, got {type(message.fields).__name__}")
-            job, schedule = new_job(message.fields, now=now)
+            job, schedule = new_job(
+                message.fields, now=now, scripts=self.scripts, origin=message.origin
+            )
             due = next_run(schedule, now)
             job = attrs.evolve(job, next_run_at=due, state="paused" if message.paused else "active")
             job = await self._save(job, create=True)
@@ -368,7 +420,7 @@ class Scheduler(Actor):
         if isinstance(message, EditJob):
             if not isinstance(message.fields, dict):
                 raise JobError(f"fields must be a dict, got {type(message.fields).__name__}")
-            changed, schedule = edited(job, message.fields, now=now)
+            changed, schedule = edited(job, message.fields, now=now, scripts=self.scripts)
             if changed.schedule != job.schedule or changed.tz != job.tz:
                 due = next_run(schedule, now)
                 state = job.state if job.state != "done" or due is None else "active"

@@ -1,31 +1,40 @@
 """The daemon's cron runner: each run of a job is a fresh session's turn.
 
 The scheduler (``hermes/cron``) calls ``SessionRunner.__call__`` for a due
-job. It creates a session through the sessions manager (so the run is
-supervised, listed, watched and cancelled like any session), submits the
-job's prompt behind a short unattended-run header (seed #45: the cron hint
-and the run's time), and waits for the turn. The job's ``timeout`` is an
-inactivity limit (seed #186): every event of the session pushes the deadline
-out; past it the turn is cancelled and the outcome is ``timeout``. The
-session is closed when the run ends, however it ends (cancelled runs too).
+job with the run's message (``hermes.cron.prompt``: header, script output,
+prompt). It creates a session through the sessions manager (so the run is
+supervised, listed, watched and cancelled like any session) with the job's
+model, working directory and toolsets (minus what no job has: seed #118,
+``job_tools.py``; project context files only when the job has a working
+directory, seed #45), submits the message and waits for the turn. The job's
+``timeout`` is an inactivity limit (seed #186): every event of the session
+pushes the deadline out; past it the turn is cancelled and the outcome is
+``timeout``. A job delivering to ``events`` gets a ``cron.delivered`` event on
+the run's session before the session is closed; the session is closed when
+the run ends, however it ends (cancelled runs too).
+
+``deliver_to_session`` is the scheduler's sink for ``session:<id>`` targets:
+the run's report goes to that session as machine input (source ``cron``).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from datetime import datetime
-from zoneinfo import ZoneInfo
 
+import attrs
 import trio
 
-from actors import ActorContext
+from actors import ActorContext, ActorSystem
 from hermes.cron import CronDeps, Locate, RunOutcome
-from hermes.session import TurnEnd
+from hermes.cron.delivery import Deliverer, RunReport, SessionSink
+from hermes.cron.script import SCRIPTS_DIR
+from hermes.session import MachineInput, TurnEnd
+from hermes.session.events import InputNoticed
 from hermes.store import StoreClient
 from hermes.store.cron_queries import CronJob
 
 from .errors import ShuttingDown
+from .job_tools import NEVER_IN_JOBS
 from .manager import Close, Create, ManagerClient
 from .settings import Settings
 
@@ -38,25 +47,34 @@ TURN_CALL_LIMIT = 10 * 365 * 86400.0
 """The turn's own call is not what bounds a run: the inactivity deadline is."""
 
 
-def job_prompt(job: CronJob, now: float) -> str:
-    """The run's message: the unattended-run header, then the job's prompt (seed #45)."""
-    when = datetime.fromtimestamp(now, ZoneInfo(job.tz)).isoformat(timespec="seconds")
-    return (
-        f"[Scheduled job {job.name!r} ({job.id}), run at {when}. This run is unattended: "
-        "nobody is watching to answer questions or approve commands. Do the task and end "
-        "with your final answer, which is recorded as the run's result.]\n\n" + job.prompt
-    )
+@attrs.frozen(slots=True)
+class CronDelivered:
+    """A scheduled run's result, on its own session's stream (a job delivering to ``events``)."""
+
+    job: str
+    name: str
+    outcome: str
+    result: str
 
 
 class SessionRunner:
     """Runs a job as a fresh session's turn (see the module docstring)."""
 
-    def __init__(self, manager: ManagerClient) -> None:
+    def __init__(self, manager: ManagerClient, *, allow_scheduling: bool = False) -> None:
         self.manager = manager
+        self.without = NEVER_IN_JOBS if allow_scheduling else (*NEVER_IN_JOBS, "cronjob")
 
-    async def __call__(self, job: CronJob) -> RunOutcome:
+    async def __call__(self, job: CronJob, prompt: str) -> RunOutcome:
+        create = Create(
+            title=f"cron: {job.name}",
+            cwd=job.cwd,
+            model=job.model,
+            toolsets=job.toolsets,
+            without=self.without,
+            context_files=False if job.cwd is None else None,
+        )
         try:
-            view = await self.manager.call(Create(title=f"cron: {job.name}", cwd=job.cwd))
+            view = await self.manager.call(create)
         except ShuttingDown as stopping:  # not a failure of the job
             return RunOutcome("skipped", str(stopping))
         session_id = view.id
@@ -80,15 +98,19 @@ class SessionRunner:
 
                     nursery.start_soon(watch)
                     with scope:
-                        result = await handle.run(
-                            job_prompt(job, time.time()), timeout=TURN_CALL_LIMIT
-                        )
+                        result = await handle.run(prompt, timeout=TURN_CALL_LIMIT)
                     nursery.cancel_scope.cancel()
             if scope.cancelled_caught:
                 reason = f"cron run timed out: no activity for {job.timeout:g}s"
-                return RunOutcome("timeout", reason, session_id)
-            outcome = "ok" if result.reason is TurnEnd.COMPLETED else result.reason.value
-            return RunOutcome(outcome, result.text or result.detail, session_id)
+                outcome, detail = "timeout", reason
+            else:
+                outcome = "ok" if result.reason is TurnEnd.COMPLETED else result.reason.value
+                detail = result.text or result.detail
+            published = None
+            if job.deliver == "events":
+                entry.hub.publish(CronDelivered(job.id, job.name, outcome, detail))
+                published = f"cron.delivered on session {session_id}'s event stream"
+            return RunOutcome(outcome, detail, session_id, published)
         except trio.Cancelled:
             reason = "cron run cancelled"
             raise
@@ -111,10 +133,34 @@ def locate(settings: Settings) -> Locate:
         sessions = ctx.system.lookup(root + "/sessions")
         if store is None or sessions is None:
             raise RuntimeError("the store and the sessions manager must start before cron")
+        manager = ManagerClient(sessions, view=settings.sessions_view)
+        data_dir = settings.config.data_dir(settings.paths)
+        allow = bool(settings.config.get("cron", "allow_agent_scheduling"))
         return CronDeps(
             StoreClient(store, lane=settings.store_lane),
-            SessionRunner(ManagerClient(sessions, view=settings.sessions_view)),
-            settings.config.data_dir(settings.paths) / ESTOP_FILE,
+            SessionRunner(manager, allow_scheduling=allow),
+            data_dir / ESTOP_FILE,
+            scripts=data_dir / SCRIPTS_DIR,
+            deliverer=Deliverer(
+                data_dir=data_dir, to_session=deliver_to_session(ctx.system, manager)
+            ),
         )
 
     return found
+
+
+def deliver_to_session(system: ActorSystem, manager: ManagerClient) -> SessionSink:
+    """The sink of ``session:<id>`` targets: the report as machine input to that session
+    (resumed if it is not running; a closed or unknown one fails the delivery)."""
+
+    async def deliver(session_id: str, report: RunReport) -> None:
+        entry = await manager.lookup(session_id)
+        ref = system.lookup(entry.path)
+        if ref is None:
+            raise LookupError(f"session {session_id} stopped before the result reached it")
+        text = report.as_text()
+        notice = InputNoticed("cron", report.job_id, text)
+        if not await ref.cast(MachineInput("cron", text, notice)):
+            raise LookupError(f"session {session_id} stopped before the result reached it")
+
+    return deliver

@@ -31,6 +31,7 @@ import attrs
 import trio
 
 from actors import Actor, ActorRef, Call, CallTarget, ExitReason
+from hermes.cron.tool import CronjobTool
 from hermes.memory import MemoryTool
 from hermes.processes import ProcessConfig, ProcessService, sweep_leftovers
 from hermes.session import (
@@ -46,7 +47,7 @@ from hermes.skills import SkillLibrary, SkillManageTool, SkillViewTool
 from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
 from hermes.store.event_queries import LastEventSeq
 from hermes.subagents import SubagentRuntime, with_delegation
-from hermes.tools import default_registry
+from hermes.tools import ToolRegistry, default_registry
 from supervisors import (
     ChildHandle,
     ChildSpec,
@@ -61,6 +62,7 @@ from .config import BUSY_MODES
 from .errors import RequestError, SessionIsClosed, ShuttingDown, UnknownSession
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
+from .job_tools import job_registry
 from .providers import GetProviders
 from .session_settings import compression_settings, memory_store, review_settings
 from .sessions_view import SessionsView
@@ -84,6 +86,14 @@ class Create(Call["SessionView | Failed"]):
     title: str | None = None
     cwd: str | None = None
     busy_mode: str | None = None
+    model: str | None = None
+    """The session's model (None: the daemon's); a scheduled job's ``model``."""
+    toolsets: tuple[str, ...] | None = None
+    """Only these tools or toolsets (None: all); a name matching none is refused."""
+    without: tuple[str, ...] = ()
+    """Tools or toolsets left out (a scheduled job's: seed #118, ``job_tools.py``)."""
+    context_files: bool | None = None
+    """Read the project's context files (None: as configured)."""
 
 
 @attrs.frozen(slots=True)
@@ -239,6 +249,8 @@ class SessionsManager(Actor):
             )
             self.registry.register(SkillViewTool(skills))
             self.registry.register(SkillManageTool(skills))
+        scheduler = parent.path + "/cron/scheduler"  # cron starts later: looked up per call
+        self.registry.register(CronjobTool(lambda: system.lookup(scheduler), self.registry))
         if config.mcp.enabled:  # before ``sup``: MCP servers stop after the sessions using them
             from hermes.mcp.sampling import Sampler  # the SDK loads only when used
             from hermes.mcp.server import McpOptions
@@ -337,7 +349,11 @@ class SessionsManager(Actor):
         return Entry(session_id, live.handle, live.hub, live.path, processes)
 
     async def _start(
-        self, session_id: str, config: SessionConfig, hub: RecordingHub | None
+        self,
+        session_id: str,
+        config: SessionConfig,
+        hub: RecordingHub | None,
+        registry: ToolRegistry | None = None,
     ) -> _Live:
         if self.stopping:
             raise ShuttingDown(f"the daemon is shutting down: session {session_id} not started")
@@ -347,7 +363,8 @@ class SessionsManager(Actor):
             sink = self.event_log.add if self.event_log.enabled else None
             hub = RecordingHub(session_id, ring, base, sink)
         name = f"session-{session_id}"
-        child = await self.sup.start_child(None, config, self._deps(), session_id, hub, name=name)
+        deps = self._deps() if registry is None else attrs.evolve(self._deps(), registry=registry)
+        child = await self.sup.start_child(None, config, deps, session_id, hub, name=name)
         assert child is not None
         path = f"{self.sup_ref.path}/{name}"
         live = _Live(child, hub, SessionHandle(child, hub), path, str(config.cwd))
@@ -460,9 +477,16 @@ class SessionsManager(Actor):
                     "invalid_params",
                 )
             config = self._session_config(message.title, message.cwd, message.busy_mode)
+            if message.model is not None:
+                config = attrs.evolve(config, model=message.model)
+            if message.context_files is not None:
+                config = attrs.evolve(config, load_context_files=message.context_files)
+            registry = None
+            if message.toolsets is not None or message.without:
+                registry = job_registry(self.registry, message.toolsets, message.without)
             info = await self.store.create_session(model=config.model, title=message.title)
             try:
-                await self._start(info.id, config, None)
+                await self._start(info.id, config, None, registry)
             except Exception as error:  # leave no session that looks alive but never ran
                 await self.store.end_session(info.id, f"failed to start: {error}"[:500])
                 raise

@@ -57,7 +57,7 @@ class Gate:
         self.release = trio.Event()
         self.changed = trio.Event()
 
-    async def __call__(self, job: CronJob) -> RunOutcome:
+    async def __call__(self, job: CronJob, prompt: str) -> RunOutcome:
         self.started.append(wall())
         self._poke()
         try:
@@ -238,7 +238,7 @@ async def test_a_one_shot_job_runs_once_and_is_done(
 async def test_a_runner_that_raises_is_recorded_as_failed_and_the_scheduler_lives(
     system: ActorSystem, store: StoreClient, autojump_clock: MockClock
 ) -> None:
-    async def broken(job: CronJob) -> RunOutcome:
+    async def broken(job: CronJob, prompt: str) -> RunOutcome:
         raise RuntimeError("no provider")
 
     ref, cron = await start(system, store, broken)
