@@ -68,7 +68,7 @@ def daemon_paths() -> Any:
 
 def daemon_endpoint(start: bool = False) -> Any:
     from hermes.daemon.control import StartFailed, start_background
-    from hermes.gateway.endpoint import NoDaemon, find_daemon
+    from hermes.daemon.endpoint import NoDaemon, find_daemon
 
     paths = daemon_paths()
     try:

@@ -20,12 +20,13 @@ def daemon(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         from hermes.daemon.app import run_daemon
         from hermes.daemon.ready import ReadyOut, take_ready_fd
+        from hermes.gateway.server import GatewayActor
 
         ready_fd = take_ready_fd(os.environ)  # set by `hermes daemon start`
         if ready_fd is None:
-            sys.exit(run_daemon())
+            sys.exit(run_daemon(GatewayActor))
         with ReadyOut(sys.stdout, ready_fd) as out:
-            code = run_daemon(out=out)
+            code = run_daemon(GatewayActor, out=out)
         sys.exit(code)
 
 
@@ -33,7 +34,7 @@ def daemon(ctx: click.Context) -> None:
 def daemon_start() -> None:
     """Start the daemon in the background (nothing to do if one runs)."""
     from hermes.daemon.control import StartFailed, start_background
-    from hermes.gateway.endpoint import NoDaemon, find_daemon
+    from hermes.daemon.endpoint import NoDaemon, find_daemon
 
     paths = daemon_paths()
     try:
@@ -60,8 +61,8 @@ def daemon_start() -> None:
 def daemon_stop(force: bool, timeout: float) -> None:
     """Stop the running daemon (its phased shutdown); says what ran over, if anything."""
     from hermes.daemon.control import stop_daemon
+    from hermes.daemon.endpoint import NoDaemon
     from hermes.daemon.shutdown_report import stop_note
-    from hermes.gateway.endpoint import NoDaemon
 
     paths = daemon_paths()
     try:

@@ -124,7 +124,7 @@ def login(name: str) -> None:
 
 def _reconnect(name: str) -> None:
     """A running daemon connects the server again at once with the new token."""
-    from hermes.gateway.endpoint import NoDaemon, find_daemon
+    from hermes.daemon.endpoint import NoDaemon, find_daemon
 
     from .app import daemon_paths
 
@@ -144,7 +144,7 @@ def _reconnect(name: str) -> None:
 @mcp.command("serve")
 def serve() -> None:
     """Serve this daemon as an MCP server over stdio (prompt, follow, steer, cancel...)."""
-    from hermes.gateway.endpoint import find_daemon
+    from hermes.daemon.endpoint import find_daemon
 
     from .app import daemon_paths
     from .mcp_serve import serve as serve_stdio

@@ -26,11 +26,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from hermes.daemon.endpoint import NoDaemon
 from hermes.gateway.client import GatewayError, connect
-from hermes.gateway.endpoint import NoDaemon
 
 Endpoint = Callable[[], Any]
-"""Finds the running daemon (``hermes.gateway.endpoint.find_daemon``); raises ``NoDaemon``."""
+"""Finds the running daemon (``hermes.daemon.endpoint.find_daemon``); raises ``NoDaemon``."""
 
 Seconds = Annotated[float, Field(gt=0, le=3600, description="how long to wait, in seconds")]
 SessionId = Annotated[str, Field(min_length=1, max_length=200, description="a session id")]

@@ -16,13 +16,15 @@ disk are ``hermes/paths.py``, below every package).
 | ``providers.py`` | the model client; the in-process fake provider offline |
 | ``manager.py`` | the sessions manager (dynamic supervisor of sessions) |
 | ``app.py`` | the tree as an application (``hermes daemon``) |
+| ``surface.py`` | what the tree asks of its gateway (handed in: the gateway imports this package) |
+| ``endpoint.py`` | finding the running daemon: its address and token (every client) |
 | ``shutdown.py`` | the shutdown's phases (input, turns, stores, surfaces) |
 | ``shutdown_report.py`` | the last shutdown's report, read by ``hermes daemon stop`` |
 | ``control.py`` | start/stop a background daemon (CLI) |
 | ``ready.py`` | the ready pipe: the started daemon tells ``hermes daemon start`` it serves |
 
 This package is imported by the CLI: keep its ``__init__`` free of imports, and keep
-``config``, ``trust``, ``lock``, ``pidcheck``, ``control`` and
+``config``, ``trust``, ``lock``, ``pidcheck``, ``endpoint``, ``control`` and
 ``shutdown_report`` free of the store, the sessions and the model
 (``tests/hermes/cli/test_import_graph.py``).
 """

@@ -6,7 +6,13 @@
     |-- sessions    SessionsManager -> sup (dynamic) -> session-<id> ...
     |-- gateway     WebSocket + HTTP on one loopback port, one actor per connection
     |-- cron        the scheduler of jobs (hermes/cron; each run a fresh session)
-    `-- watchdog    the event-loop stall detector
+    |-- watchdog    the event-loop stall detector
+    `-- curator     the skills curator (hermes/skills/curator_actor.py), last: a crash
+                    of it restarts nothing else
+
+The gateway is handed in (``surface.py``): it uses the manager's client, so it
+sits above this package, and ``hermes daemon`` (``hermes/cli``) passes
+``GatewayActor``.
 
 ``rest_for_one`` rather than the sketch's one_for_one: each child uses the
 ones before it (the manager holds the store's ref and the model client, the
@@ -36,6 +42,8 @@ from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tu
 from hermes.cron import cron_tree
 from hermes.paths import Paths
 from hermes.procgroup import record_user_umask
+from hermes.skills.curator import CuratorPolicy
+from hermes.skills.curator_actor import Curator
 from hermes.store import StoreActor
 from supervisors import (
     ChildSpec,
@@ -66,6 +74,7 @@ from .startup import (
     prepare_runtime_dir,
     tighten,
 )
+from .surface import GetAddress, SurfaceFactory
 
 log = logging.getLogger("hermes.daemon")
 
@@ -79,9 +88,8 @@ class Watchdog(Task[None]):
         await LoopStallDetector(threshold=1.0, bus=self.ctx.system.events).run()
 
 
-def build_root(settings: Settings, token: str) -> Supervisor:
-    from hermes.gateway.server import GatewayActor
-
+def build_root(settings: Settings, token: str, surface: SurfaceFactory) -> Supervisor:
+    """The daemon's tree; ``surface`` builds its ``gateway`` child (``surface.py``)."""
     data_dir = settings.config.data_dir(settings.paths)
     return Supervisor(
         [
@@ -90,16 +98,25 @@ def build_root(settings: Settings, token: str) -> Supervisor:
             ),
             ChildSpec("providers", ProvidersActor, args=(settings.config,), shutdown=3.0),
             ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
-            ChildSpec("gateway", GatewayActor, args=(settings, token), shutdown=3.0),
+            ChildSpec("gateway", surface, args=(settings, token), shutdown=3.0),
             ChildSpec("cron", cron_tree, args=(cron_locate(settings),), shutdown=25.0),
             task_spec("watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT),
+            ChildSpec(
+                "curator",
+                Curator,
+                args=(data_dir / "skills", CuratorPolicy.from_config(settings.config.get)),
+                shutdown=5.0,
+            ),
         ],
         SupervisorFlags(strategy=Strategy.REST_FOR_ONE, intensity=5, period=30.0),
     )
 
 
-def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run in the foreground until stopped; returns the exit code.
+def run_daemon(
+    surface: SurfaceFactory, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run in the foreground until stopped, serving through ``surface`` (the gateway);
+    returns the exit code.
 
     Everything it creates is private (umask 0077); a failure to start, or a root
     supervisor that gives up, is one line on ``err`` naming the cause and the log.
@@ -135,7 +152,7 @@ def run_daemon(out: TextIO | None = None, err: TextIO | None = None) -> int:
     try:
         for note in notes:
             log.warning("%s", note)
-        return _serve(config, paths, lock, out, err)
+        return _serve(config, paths, lock, surface, out, err)
     finally:
         for path in (paths.endpoint_file, paths.token_file):
             path.unlink(missing_ok=True)
@@ -165,7 +182,14 @@ stall of every request in flight), at 4,000 a few ms, for about the same work in
 ``tune_gc`` makes them (docs/benchmarks.md, control under load)."""
 
 
-def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: TextIO) -> int:
+def _serve(
+    config: Config,
+    paths: Paths,
+    lock: DaemonLock,
+    surface: SurfaceFactory,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     """Run the tree (the locks are held and the log is open)."""
     if lock.stale_pid is not None:
         log.warning("took over a stale lock from pid %d", lock.stale_pid)
@@ -190,8 +214,6 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
     roots: list[ActorRef] = []
 
     async def started(system: ActorSystem, root: ActorRef) -> None:
-        from hermes.gateway.server import GetAddress
-
         roots.append(root)
         gateway = system.lookup(root.path + "/gateway")
         assert gateway is not None
@@ -229,7 +251,7 @@ def _serve(config: Config, paths: Paths, lock: DaemonLock, out: TextIO, err: Tex
     sup_log.addHandler(give_up)
     try:
         code = run(
-            lambda: build_root(settings, token),
+            lambda: build_root(settings, token, surface),
             name=ROOT,
             shutdown_timeout=config.get("daemon", "shutdown_timeout"),
             on_started=started,

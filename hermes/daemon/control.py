@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
-from hermes.gateway.endpoint import Endpoint, NoDaemon, find_daemon
 from hermes.paths import Paths
 
+from .endpoint import Endpoint, NoDaemon, find_daemon
 from .lock import holder, read_lock
 from .pidcheck import verify_daemon
 from .ready import READY_FD, wait_ready

@@ -22,6 +22,7 @@ from supervisors import Phase, Step
 
 from .eventlog import FlushEvents
 from .manager import CancelAll, ManagerClient
+from .surface import CloseSurfaces, StopInput
 
 REASON = "the daemon is stopping"
 TIMEOUTS = {"stop-input": 2.0, "cancel-turns": 20.0, "flush-stores": 10.0, "close-surfaces": 5.0}
@@ -31,7 +32,6 @@ cancel budget (``SESSION_SHUTDOWN``) with room; close-surfaces the gateway's gra
 
 def daemon_phases(system: ActorSystem, root: ActorRef) -> list[Phase]:
     """The phases of ``root`` (the daemon's tree) as it is now; see the module docstring."""
-    from hermes.gateway.server import CloseSurfaces, StopInput
 
     def at(name: str) -> ActorRef | None:
         return system.lookup(f"{root.path}/{name}")

@@ -22,8 +22,9 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 import trio_websocket
 
+from hermes.daemon.endpoint import Endpoint, NoDaemon, find_daemon
+
 from . import frames as protocol
-from .endpoint import Endpoint, NoDaemon, find_daemon
 
 __all__ = ["Client", "Endpoint", "GatewayError", "NoDaemon", "connect", "find_daemon"]
 

@@ -20,6 +20,8 @@ a last notice and a close frame: ``daemon.stopping`` and 1001 "daemon
 stopping" when the daemon is stopping, ``gateway.restarting`` and 1012
 "gateway restarting" when only the gateway is.
 
+The gateway is the daemon's surface: it answers the calls of
+``hermes/daemon/surface.py`` (the daemon imports nothing of this package).
 The daemon's shutdown (``hermes/daemon/shutdown.py``) calls ``StopInput``
 first: from then on a new connection is answered 503 ``shutting_down`` (once
 its token checked) and a new request on an open WebSocket an error frame
@@ -46,11 +48,12 @@ import attrs
 import trio
 import trio_websocket
 
-from actors import Actor, ActorRef, Call, Exit, MailboxConfig, Overflow, Task, kill_all
+from actors import Actor, ActorRef, Exit, MailboxConfig, Overflow, Task, kill_all
 from hermes.daemon.manager import ManagerClient, Status
 from hermes.daemon.security import token_matches
 from hermes.daemon.session_settings import memory_store
 from hermes.daemon.settings import Settings
+from hermes.daemon.surface import CloseSurfaces, GetAddress, StopInput
 from hermes.store import StoreClient
 
 from . import protocol
@@ -89,22 +92,6 @@ SEND_CHUNK = 16 * 1024
 class NewConnection:
     stream: trio.SocketStream
     unix: bool = False
-
-
-@attrs.frozen(slots=True)
-class GetAddress(Call[tuple[str, int]]):
-    pass
-
-
-@attrs.frozen(slots=True)
-class StopInput(Call[None]):
-    """The shutdown began: refuse new connections and requests (see the module doc)."""
-
-
-@attrs.frozen(slots=True)
-class CloseSurfaces(Call[int]):
-    """Close the listeners and every connection, WebSocket clients with a notice and
-    a 1001 close frame; answered with how many connections were open."""
 
 
 STOPPING = (1001, "daemon stopping", "daemon.stopping")
@@ -533,7 +520,7 @@ def _is_stopping(tree: dict[str, Any], path: str) -> bool:
     return True
 
 
-__all__ = ["SHUTTING_DOWN", "CloseSurfaces", "GatewayActor", "GetAddress", "StopInput"]
+__all__ = ["SHUTTING_DOWN", "GatewayActor"]
 
 
 async def open_private_unix_listener(path: Path) -> trio.SocketListener:

@@ -10,7 +10,7 @@ import pytest
 from actors import Call
 from hermes.daemon.manager import Lookup, Running
 from hermes.daemon.providers import GetProviders
-from hermes.gateway.server import GetAddress
+from hermes.daemon.surface import GetAddress
 from hermes.processes.messages import Kill, Write
 from hermes.session.messages import Prompt, Steer
 from hermes.store.event_queries import ReadEvents

@@ -13,7 +13,7 @@ import attrs
 from actors import ActorRef, Call, CallTarget
 from hermes.daemon.manager import Entry, Lookup, ManagerClient, Running, Status
 from hermes.daemon.providers import GetProviders, Providers
-from hermes.gateway.server import GetAddress as GatewayAddress
+from hermes.daemon.surface import GetAddress as GatewayAddress
 from hermes.processes import ProcessService
 from hermes.processes.messages import Kill, Route, Routed, Write
 from hermes.processes.state import PollResult, ProcessInfo

@@ -25,13 +25,14 @@ from trio.testing import MockClock
 from actors import ActorRef, ActorSystem, open_system
 from hermes.daemon.app import build_root
 from hermes.daemon.config import prepare
+from hermes.daemon.endpoint import Endpoint
 from hermes.daemon.security import write_token
 from hermes.daemon.settings import Settings
 from hermes.daemon.shutdown import daemon_phases
 from hermes.daemon.shutdown_report import stop_note, write_report
 from hermes.daemon.startup import prepare_data_dir, prepare_runtime_dir
 from hermes.gateway.client import GatewayError, connect
-from hermes.gateway.endpoint import Endpoint
+from hermes.gateway.server import GatewayActor
 from hermes.paths import Paths
 from supervisors import Phase, Step, StepStatus, run_phases
 from tests.hermes.daemon.daemon_proc import LONG_PROMPT, daemon_env, write_config
@@ -50,7 +51,9 @@ async def daemon_tree(root_dir: Path) -> AsyncIterator[tuple[ActorSystem, ActorR
     token = write_token(paths.token_file)
     settings = Settings(config, paths, boot_id="test", started_at=time.time())
     async with open_system("test", shutdown_timeout=30.0) as system:
-        root = await system.spawn(build_root(settings, token), name="hermes", shutdown=30.0)
+        root = await system.spawn(
+            build_root(settings, token, GatewayActor), name="hermes", shutdown=30.0
+        )
         info = json.loads(paths.endpoint_file.read_text())
         yield system, root, Endpoint(info["url"], info["ws"], token, os.getpid(), info)
 

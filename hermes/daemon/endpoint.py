@@ -1,7 +1,8 @@
 """Finding the running daemon: its address and token, from the runtime directory.
 
-Apart from ``client.py`` so that what only needs the endpoint (``hermes daemon
-start`` and ``stop``) does not import trio or the WebSocket stack.
+The daemon writes the endpoint file (the gateway, once bound); every client reads
+it here (``hermes.gateway.client``, ``hermes daemon start`` and ``stop``), without
+trio or the WebSocket stack.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import Any
 
 import attrs
 
-from hermes.daemon.lock import holder
-from hermes.daemon.trust import check_private_dir, check_private_file, read_private_file
 from hermes.paths import Paths
+
+from .lock import holder
+from .trust import check_private_dir, check_private_file, read_private_file
 
 
 class NoDaemon(Exception):
