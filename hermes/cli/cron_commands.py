@@ -20,6 +20,10 @@ async def call_daemon(method: str, **params: Any) -> Any:
         return await client.request(method, params, 30.0)
 
 
+SCRIPT_HELP = "A pre-run script, relative to <data_dir>/scripts (its output joins the prompt)."
+DELIVER_HELP = "Where results go: session:<id>, file:<path>, webhook:<url> or events."
+
+
 def _when(stamp: float | None) -> str:
     if stamp is None:
         return "-"
@@ -46,10 +50,12 @@ def cron() -> None:
 @click.option("--name", default=None, help="A short name (default: the prompt's first line).")
 @click.option("--tz", default=None, help="IANA time zone for a cron expression (default UTC).")
 @click.option("--cwd", default=None, help="Working directory of the job's sessions.")
-@click.option("--model", default=None, help="Model to record for the job.")
-@click.option("--toolset", "toolsets", multiple=True, help="A toolset (repeatable).")
+@click.option("--model", default=None, help="Model of the job's sessions (default: the daemon's).")
+@click.option("--toolset", "toolsets", multiple=True, help="A tool or toolset (repeatable).")
 @click.option("--overlap", type=click.Choice(["skip", "queue", "cancel"]), default=None)
 @click.option("--timeout", type=float, default=None, help="Seconds of inactivity (0: none).")
+@click.option("--script", default=None, help=SCRIPT_HELP)
+@click.option("--deliver", default=None, help=DELIVER_HELP)
 @click.option("--paused", is_flag=True, help="Add it paused.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def add(
@@ -62,12 +68,15 @@ def add(
     toolsets: tuple[str, ...],
     overlap: str | None,
     timeout: float | None,
+    script: str | None,
+    deliver: str | None,
     paused: bool,
     as_json: bool,
 ) -> None:
     """Add a job. SCHEDULE: '0 9 * * 1-5', 'every 30m', 'in 2h' or an ISO time."""
     params: dict[str, Any] = {"schedule": schedule, "prompt": prompt, "paused": paused}
     extra = {"name": name, "tz": tz, "cwd": cwd, "model": model, "overlap": overlap}
+    extra.update(script=script, deliver=deliver)
     params.update({k: v for k, v in extra.items() if v is not None})
     if toolsets:
         params["toolsets"] = list(toolsets)
@@ -104,11 +113,21 @@ def list_jobs(as_json: bool) -> None:
 @click.option("--model", default=None)
 @click.option("--overlap", type=click.Choice(["skip", "queue", "cancel"]), default=None)
 @click.option("--timeout", type=float, default=None)
-def edit(job: str, timeout: float | None, **fields: str | None) -> None:
+@click.option("--script", default=None, help=SCRIPT_HELP)
+@click.option("--deliver", default=None, help=DELIVER_HELP)
+@click.option("--no-script", is_flag=True, help="Remove the job's pre-run script.")
+@click.option("--no-deliver", is_flag=True, help="Deliver nowhere (runs are only recorded).")
+def edit(
+    job: str, timeout: float | None, no_script: bool, no_deliver: bool, **fields: str | None
+) -> None:
     """Change a job's fields (a new schedule is checked and moves the next run)."""
     params: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
     if timeout is not None:
         params["timeout"] = timeout
+    if no_script:
+        params["script"] = None
+    if no_deliver:
+        params["deliver"] = None
     changed = run_async(lambda: call_daemon("cron.edit", job=job, **params))
     click.echo(_line(changed))
 
@@ -150,6 +169,8 @@ def runs(job: str, limit: int, as_json: bool) -> None:
         click.echo(
             f"{_when(row['started_at'])}  {row['outcome']:9} {took:7.1f}s  {session}  {detail}"
         )
+        if row.get("delivery"):
+            click.echo(f"    delivery {row['delivery'][:200]}")
 
 
 @main.command("pause")

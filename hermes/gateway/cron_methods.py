@@ -1,7 +1,8 @@
 """``cron.*``: scheduled jobs (``hermes/cron``), served by the daemon's ``cron/scheduler``.
 
 ``cron.add`` (``schedule``, ``prompt``; optional ``name``, ``tz``, ``cwd``,
-``model``, ``toolsets``, ``overlap``, ``timeout``, ``paused``), ``cron.list``,
+``model``, ``toolsets``, ``overlap``, ``timeout``, ``script``, ``deliver``, ``paused``;
+``script`` or ``deliver`` null in ``cron.edit`` removes it), ``cron.list``,
 ``cron.get``, ``cron.edit`` (``job`` and the fields to change), ``cron.pause``,
 ``cron.resume``, ``cron.run`` (now), ``cron.rm``, ``cron.runs`` (past runs,
 newest first). ``estop.set`` / ``estop.clear`` / ``estop.status``: the
@@ -42,10 +43,12 @@ CRON_CALL_TIMEOUT = 15.0
 def _fields(p: Params) -> dict[str, Any]:
     """The job fields present in the params, each checked for its type."""
     fields: dict[str, Any] = {}
-    for key in ("schedule", "tz", "cwd", "model"):
+    for key in ("schedule", "tz", "cwd", "model", "script", "deliver"):
         value = p.opt_str(key)
         if value is not None:
             fields[key] = value
+        elif key in ("script", "deliver") and key in p.params:
+            fields[key] = None  # null: the job has none from now on
     title = p.opt_str("name", limit=TITLE_LIMIT)
     if title is not None:
         fields["name"] = title
