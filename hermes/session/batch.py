@@ -7,8 +7,9 @@ order; a timeout per call), results are persisted as they land (coalesced
 within ``FLUSH_DELAY``, so a crash loses at most the calls in flight) and
 once more, complete and in call order, with any steers that came meanwhile.
 Two guardrails can end the turn: three batches in a row naming only unknown
-tools, and the same call with the same result repeated (a warning in the
-result at 3, a halt at 5). While a batch runs, ``collector`` holds it, so a
+tools, and the same call with the same result repeated (a large result
+stubbed from the 2nd, a warning in the result from the 3rd, a halt at the 5th
+when the turn is unattended: ``guards.py``). While a batch runs, ``collector`` holds it, so a
 turn that is stopped gives every call of it exactly one result.
 """
 
@@ -162,7 +163,9 @@ class TurnBatches:
         """Run one batch of calls in tool workers, results into ``collector``."""
         config, registry = self.deps.config, self.deps.registry
         policy = BatchPolicy(
-            call_timeout=config.call_timeout, max_parallel=config.max_parallel_tools
+            call_timeout=config.call_timeout,
+            max_parallel=config.max_parallel_tools,
+            budget=config.output_budget,
         )
         await run_batch(
             calls,
@@ -202,18 +205,27 @@ class TurnBatches:
     # -- guarding and writing --------------------------------------------------------------
 
     def _guarded(self, results: list[ToolResult]) -> list[ToolResult]:
-        """Apply the repeat guard: warn in the result at 3, halt the turn at 5."""
+        """Apply the repeat guard (``guards.py``): stub, warn, halt an unattended turn."""
         out = []
+        halts = self.deps.approvals.callback() is None  # nobody attached: unattended
         for result in results:
             ran = result.status in (CallStatus.OK, CallStatus.ERROR)
             if ran and result.duplicate_of is None:
                 args = result.call.args if isinstance(result.call.args, dict) else {}
-                check = self._repeat_guard.observe(result.call.name, args, result.outcome.content)
+                outcome = result.outcome
+                check = self._repeat_guard.observe(
+                    result.call.name,
+                    args,
+                    outcome.content,
+                    call_id=result.call.id,
+                    is_error=outcome.is_error,
+                    halts=halts,
+                )
+                content = check.stub if check.stub is not None else outcome.content
                 if check.verdict is not Verdict.OK:
-                    content = f"{result.outcome.content}\n\n{check.message}"
-                    result = attrs.evolve(
-                        result, outcome=attrs.evolve(result.outcome, content=content)
-                    )
+                    content = f"{content}\n\n{check.message}"
+                if content != outcome.content:
+                    result = attrs.evolve(result, outcome=attrs.evolve(outcome, content=content))
                 if check.verdict is Verdict.HALT and self.stop is None:
                     self.stop = (TurnEnd.HALTED, check.message)
             out.append(result)

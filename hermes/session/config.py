@@ -11,6 +11,7 @@ import attrs
 
 from hermes.compression import CompressionSettings
 from hermes.review import ReviewSettings
+from hermes.tools import OutputBudget
 
 
 class BusyMode(enum.Enum):
@@ -73,8 +74,12 @@ class SessionConfig:
     """Model calls with tool use per turn before the final tool-less summary call."""
     busy_mode: BusyMode = attrs.field(default=BusyMode.INTERRUPT, converter=_busy_mode)
     queue_limit: int = attrs.field(default=32, validator=_count)
-    call_timeout: float = attrs.field(default=300.0, validator=_positive)
-    """Default deadline of one tool call, in seconds."""
+    call_timeout: float = attrs.field(default=420.0, validator=_positive)
+    """Default deadline of one tool call, in seconds (Hermes' 420; ``[tools] deadline``)."""
+    output_budget: OutputBudget = attrs.field(factory=OutputBudget)
+    """Characters a tool result and a batch may hold before the largest are spilled."""
+    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    """Secret-looking variables the tools' children still get (``[tools] env_passthrough``)."""
     max_parallel_tools: int = attrs.field(default=8, validator=_count)
     approval_timeout: float = attrs.field(default=300.0, validator=_positive)
     yolo: bool = False
@@ -100,6 +105,11 @@ class SessionConfig:
     """Tokens the model's context holds (subagent summaries are sized against what is left)."""
     unattended: bool = False
     """No person answers approvals here (a subagent): dangerous commands are denied."""
+    unattended_approvals: str = attrs.field(
+        default="deny", validator=attrs.validators.in_(("deny", "allow"))
+    )
+    """Flagged commands where no approver is attached (``approvals.unattended``); a
+    subagent (``unattended``) is denied whatever this says (seed #117)."""
     compression: CompressionSettings = attrs.field(factory=CompressionSettings)
     """When and how the transcript is compacted (``hermes.compression``)."""
     review: ReviewSettings = attrs.field(factory=ReviewSettings)

@@ -1,8 +1,14 @@
 """Turn-loop guardrails: repeated identical tool calls, and batches of unknown tools.
 
-Hermes' numbers: the same call with the same result 3 times in a turn gets a
-warning appended to its result; 5 times halts the turn with a clear reason.
-Three batches in a row that name only unknown tools end the turn.
+Hermes' numbers (seeds #170, #190): from the 2nd identical call in a turn
+(same tool, arguments and result) a result of 512 characters or more that is
+not an error is replaced by a short stub naming the first call; from the 3rd a
+warning is appended to the result; at the 5th an *unattended* turn (nobody
+attached to approve: a subagent, a cron run, a headless session) halts with a
+clear reason, while an attended one only keeps being warned. A poll of a
+background process (``process`` poll, log, wait, list) is expected to repeat:
+it is stubbed but never warned or halted. Three batches in a row that name
+only unknown tools end the turn.
 """
 
 from __future__ import annotations
@@ -15,9 +21,13 @@ from typing import Any
 
 import attrs
 
+STUB_AT = 2
+STUB_MIN_CHARS = 512
 WARN_AT = 3
 HALT_AT = 5
 UNKNOWN_BATCHES_LIMIT = 3
+POLLS: Mapping[str, frozenset[str]] = {"process": frozenset({"poll", "log", "wait", "list"})}
+"""Tool and actions whose identical repeats are waiting, not a loop."""
 
 
 class Verdict(enum.Enum):
@@ -31,10 +41,16 @@ class RepeatCheck:
     verdict: Verdict
     count: int
     message: str = ""
+    stub: str | None = None
+    """What the model sees instead of the repeated result, when it is replaced."""
 
 
 def _fingerprint(name: str, args: Mapping[str, Any], result: str) -> tuple[str, str, str]:
     return name, json.dumps(args, sort_keys=True, default=str), result
+
+
+def _polls(name: str, args: Mapping[str, Any]) -> bool:
+    return args.get("action") in POLLS.get(name, ())
 
 
 class RepeatGuard:
@@ -46,27 +62,52 @@ class RepeatGuard:
         self.warn_at = warn_at
         self.halt_at = halt_at
         self._seen: Counter[tuple[str, str, str]] = Counter()
+        self._first: dict[tuple[str, str, str], str] = {}
 
-    def observe(self, name: str, args: Mapping[str, Any], result: str) -> RepeatCheck:
-        """Record one finished call; say whether to warn the model or halt the turn."""
+    def observe(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        result: str,
+        *,
+        call_id: str = "",
+        is_error: bool = False,
+        halts: bool = True,
+    ) -> RepeatCheck:
+        """Record one finished call; say whether to stub, warn the model or halt the turn.
+
+        ``halts``: the turn is unattended, so a loop ends it (else only warnings).
+        """
         key = _fingerprint(name, args, result)
         self._seen[key] += 1
         count = self._seen[key]
-        if count >= self.halt_at:
+        first = self._first.setdefault(key, call_id)
+        stub = None
+        if count >= STUB_AT and not is_error and len(result) >= STUB_MIN_CHARS:
+            stub = (
+                f"[Identical to the result of call {first or 'earlier'} in this turn "
+                f"({len(result):,} characters, same tool and arguments): not repeated here.]"
+            )
+        if _polls(name, args):
+            return RepeatCheck(Verdict.OK, count, stub=stub)
+        if count >= self.halt_at and halts:
             return RepeatCheck(
                 Verdict.HALT,
                 count,
                 f"Turn halted: {name} was called {count} times with the same arguments "
                 "and got the same result each time.",
+                stub,
             )
         if count >= self.warn_at:
+            then = f"at {self.halt_at} the turn stops" if halts else "repeating it changes nothing"
             return RepeatCheck(
                 Verdict.WARN,
                 count,
                 f"[Warning: this is call {count} of {name} with identical arguments and an "
-                f"identical result. Change approach; at {self.halt_at} the turn stops.]",
+                f"identical result. Change approach; {then}.]",
+                stub,
             )
-        return RepeatCheck(Verdict.OK, count)
+        return RepeatCheck(Verdict.OK, count, stub=stub)
 
 
 class UnknownToolStreak:

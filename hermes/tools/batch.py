@@ -5,7 +5,7 @@ stage's calls concurrently (at most ``max_parallel`` at a time) and returns
 one ``ToolResult`` per call in call order, whatever order they finished in.
 
 - Each call has a deadline: ``Tool.call_timeout(args)`` or the policy's
-  ``call_timeout`` (300 s). At the deadline the call is cancelled (a terminal
+  ``call_timeout`` (420 s, Hermes'). At the deadline the call is cancelled (a terminal
   command's process group is killed) and gets a synthetic "timed out after N s"
   error result. Time spent waiting for a person to approve does not count.
 - Identical calls run once; each gets the same result.
@@ -47,7 +47,7 @@ Invoker = Callable[[PreparedCall, ToolContext], Awaitable[ToolOutcome]]
 
 @attrs.frozen(slots=True)
 class BatchPolicy:
-    call_timeout: float = 300.0
+    call_timeout: float = 420.0
     """Default per-call deadline in seconds (a tool may set its own)."""
     max_parallel: int = 8
     """At most this many calls of a stage run at once."""
