@@ -15,9 +15,10 @@ needed because only the owner calls it.
   with an optional focus), which bypasses the policy.
 - **How:** the plan (prune old tool results, protect head and tail, never split
   a tool pair) comes from ``hermes.compression``; the middle is summarised by
-  a ``Compressor`` task spawned under the owner, so cancelling the owner
-  cancels the summary call; a failed, slow or garbage summary (or one during
-  the cooldown after failures) is replaced by the deterministic static one.
+  a ``Compressor`` task spawned under the owner (a ``TaskChild``: its crash
+  is a failed summary), so cancelling the owner cancels the summary call; a
+  failed, slow or garbage summary (or one during the cooldown after failures)
+  is replaced by the deterministic static one.
 - **Commit:** replacing the rows (the store archives the old ones), rebuilding
   the system prompt (the memory snapshot is re-read) and resetting the meter is
   one shielded, time-bounded step: the transcript is never half-compacted.
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import trio
 
-from actors import ActorContext, TaskCancelled, TaskFailed
+from actors import ActorContext, ExitReason
 from hermes.compression import (
     CompactionPlan,
     CompressionPolicy,
@@ -49,6 +50,7 @@ from hermes.store import CompactionRecord, StoreError
 
 from . import events as ev
 from .conversation import Conversation
+from .task_child import TaskChild
 
 log = logging.getLogger(__name__)
 
@@ -299,14 +301,14 @@ class ContextKeeper:
         compressor = Compressor(
             self.client, model, plan.summary_max_tokens, self.settings, plan.summary_prompt
         )
-        task = await owner.spawn_task(compressor, name="compressor")
+        task = await TaskChild.start(owner, compressor, name="compressor")
         try:
             with trio.move_on_after(self.settings.summary_timeout + SUMMARY_CALL_MARGIN):
-                return await task.result()
+                outcome = await task.outcome()
+                if isinstance(outcome, ExitReason):
+                    return SummaryResult(None, f"the compressor stopped ({outcome.describe()})")
+                return outcome
             return SummaryResult(None, "the compressor did not answer in time")
-        except (TaskFailed, TaskCancelled) as exc:
-            return SummaryResult(None, f"the compressor stopped ({exc.reason.describe()})")
         finally:
-            if task.is_alive:  # cut short (its deadline, a cancel): stop the call now
-                with trio.CancelScope(shield=True):
-                    await task.kill()
+            if task.ref.is_alive:  # cut short (its deadline, a cancel): stop the call now
+                await task.stop()

@@ -7,8 +7,10 @@ and machine input do not count), with nothing queued, it spawns a
 A review that is due but cannot start (input is already waiting) stays due
 and runs after the next completed user turn. Any new input or control verb
 kills it at once (``cancel``), before the session does anything else: the
-review never competes with a live turn. How it ended comes back as the task's
-result (``TaskRef.result``); what it cost, from the ``ReviewCost`` lent to it.
+review never competes with a live turn. The reviewer is a ``TaskChild``
+(temporary, brutal, unlinked: its crash is reported as a failed review, the
+session goes on). How it ended comes back as the task's result; what it
+cost, from the ``ReviewCost`` lent to it.
 """
 
 from __future__ import annotations
@@ -20,23 +22,14 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors import (
-    ActorContext,
-    Down,
-    ExitKind,
-    ExitReason,
-    MonitorRef,
-    TaskCancelled,
-    TaskFailed,
-    TaskRef,
-    Timer,
-)
+from actors import ActorContext, Down, ExitKind, Timer
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.review import ReviewCost, Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
 from hermes.store import StoreError
 
 from . import events as ev
+from .task_child import TaskChild
 
 REVIEWER_NAME = "reviewer"
 
@@ -60,19 +53,7 @@ class _Review:
 
     job: ReviewJob
     cost: ReviewCost
-    task: TaskRef[ReviewOutcome]
-    monitor: MonitorRef
-
-
-async def _ended(task: TaskRef[ReviewOutcome]) -> ReviewOutcome | ExitReason | None:
-    """How an exited review ended: its outcome, or the reason it gave none (None: still
-    running, reported unkillable)."""
-    if task.is_alive:
-        return None
-    try:
-        return await task.result()
-    except (TaskFailed, TaskCancelled) as error:
-        return error.reason
+    task: TaskChild[ReviewOutcome]
 
 
 class ReviewHost:
@@ -141,8 +122,8 @@ class ReviewHost:
         )
         cost = ReviewCost()
         reviewer = Reviewer(job, self.client, self.memory, self.settings, cost)
-        task = await ctx.spawn_task(reviewer, name=REVIEWER_NAME, shutdown=0)
-        self._running = _Review(job, cost, task, ctx.monitor(task))
+        task = await TaskChild.start(ctx, reviewer, name=REVIEWER_NAME, monitored=True)
+        self._running = _Review(job, cost, task)
         self.hub.publish(ev.ReviewStarted(turn))
 
     def schedule(self, ctx: ActorContext, turn: int) -> bool:
@@ -177,10 +158,7 @@ class ReviewHost:
         running, self._running = self._running, None
         if running is None:
             return False
-        ctx.demonitor(running.monitor, flush=True)
-        with trio.CancelScope(shield=True):
-            await running.task.kill()
-            ended = await _ended(running.task)
+        ended = await running.task.stop()
         finished = isinstance(ended, ReviewOutcome)  # it had finished (and committed) first
         await self._charge(running.cost)
         if isinstance(ended, ReviewOutcome):
@@ -195,10 +173,10 @@ class ReviewHost:
         Killed by someone else (an operator, by path) counts as cancelled.
         """
         running = self._running
-        if running is None or down.monitor != running.monitor:
+        if running is None or not running.task.is_down(down):
             return False
         self._running = None
-        ended = await _ended(running.task)
+        ended = await running.task.exited()
         await self._charge(running.cost)
         job = running.job
         if isinstance(ended, ReviewOutcome):

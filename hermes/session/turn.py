@@ -123,7 +123,6 @@ class TurnActor(Task[TurnResult]):
     """Runs one turn (or, with ``StartCompaction``, an idle ``/compress``); see the module
     docstring."""
 
-    trap_exits = True  # a tool worker killed by an operator must not take the turn down
     shutdown_budget = 0.0  # a stop request means now: the turn settles in its shielded step
     mailbox = MailboxConfig(capacity=4, overflow=Overflow.FAIL)
 
@@ -157,7 +156,6 @@ class TurnActor(Task[TurnResult]):
     # -- the task ------------------------------------------------------------------------
 
     async def run(self) -> TurnResult:
-        # Exit notices of tool workers (it traps them) are dropped: their calls have results.
         start = self.start
         self.deps.approvals.turn = self.number
         try:

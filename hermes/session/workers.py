@@ -5,17 +5,19 @@ beats while it runs, and can be killed by path on its own: the call then
 gets a *stopped* error result and the turn goes on. When the turn's call
 deadline passes or the turn is cancelled, the worker is killed, which
 cancels the tool (a terminal command's process group is killed and reaped).
-The call's outcome is the task's result.
+The call's outcome is the task's result. A worker is a ``TaskChild`` of its
+turn (temporary, brutal, unlinked): a crash or a kill is the call's error
+result, never the turn's end.
 """
 
 from __future__ import annotations
 
 import re
 
-import trio
-
-from actors import ActorContext, MailboxConfig, Overflow, Task, TaskCancelled, TaskFailed
+from actors import ActorContext, ExitReason, MailboxConfig, Overflow, Task
 from hermes.tools import Invoker, PreparedCall, ToolContext, ToolOutcome, ToolRegistry
+
+from .task_child import TaskChild
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -46,19 +48,19 @@ def worker_invoker(spawner: ActorContext, registry: ToolRegistry) -> Invoker:
     async def invoke(prepared: PreparedCall, ctx: ToolContext) -> ToolOutcome:
         call = prepared.call
         worker = ToolWorker(registry, prepared, ctx)
-        task = await spawner.spawn_task(worker, name=worker_name(call.id))
+        task = await TaskChild.start(spawner, worker, name=worker_name(call.id))
         try:
-            return await task.result()
-        except (TaskFailed, TaskCancelled) as exc:
+            outcome = await task.outcome()
+        finally:
+            if task.ref.is_alive:  # cut short (deadline, cancel): stop the tool now
+                await task.stop()
+        if isinstance(outcome, ExitReason):
             return ToolOutcome.error(
                 f"[Tool call stopped: {call.name} was stopped while running "
-                f"({exc.reason.describe()}). It may have partly completed; any process it "
+                f"({outcome.describe()}). It may have partly completed; any process it "
                 "started was killed.]",
                 reason="worker_stopped",
             )
-        finally:
-            if task.is_alive:  # cut short (deadline, cancel): stop the tool now
-                with trio.CancelScope(shield=True):
-                    await task.kill()
+        return outcome
 
     return invoke

@@ -1,0 +1,256 @@
+"""The part of a session that runs its turns: start one, stop one, take one's end.
+
+``SessionActor`` (``session.py``) is a ``TurnOwner``: the verbs it dispatches
+start, steer and stop turns through the methods here. A turn is a
+``TaskChild`` named ``turn-<n>`` (temporary, brutal, unlinked: ``tree.py``);
+the session watches it with a monitor, and when it exits (or after it was
+killed) takes its ``TurnResult`` (``turn_end.py``), repairs the transcript,
+answers the waiters, publishes ``TurnCompleted``, runs the next queued input
+and, when due, starts a background review. Input from the machine (process
+notices, finished background delegations) never interrupts a turn: it starts
+one when idle, or waits (``_machine_input``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+import trio
+
+from actors import Actor, Reply
+from hermes.model import TextBlock, Usage
+from hermes.store import StoreError
+from hermes.tools import ToolContext
+
+from . import events as ev
+from .approvals import ApprovalBroker
+from .config import BusyMode, SessionConfig
+from .context_keeper import ContextKeeper
+from .control import TurnControls
+from .conversation import Conversation
+from .deps import SessionDeps
+from .errors import QueueFull, SessionError
+from .inputs import InputQueue, PendingInput
+from .messages import MachineInput
+from .outcome import TurnEnd, TurnResult
+from .prompt import turn_text
+from .reviews import ReviewHost
+from .task_child import TaskChild
+from .tool_view import SessionTools
+from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnProgress
+from .turn_end import repair, turn_result
+
+log = logging.getLogger(__name__)
+
+
+@attrs.define(slots=True, kw_only=True)
+class RunningTurn:
+    """The session's running turn: its task, what it was lent, who waits for its end."""
+
+    number: int
+    task: TaskChild[TurnResult]
+    progress: TurnProgress
+    controls: TurnControls
+    waiters: list[Reply]
+    from_user: bool
+    """A person's prompt (not machine input, not a compaction job): counts toward reviews."""
+
+
+_START = StartTurn()
+
+
+class TurnOwner(Actor):
+    """Starts, stops and ends a session's turns (see the module docstring)."""
+
+    config: SessionConfig
+    deps: SessionDeps
+    session_id: str | None
+    conversation: Conversation
+    hub: ev.EventHub
+    queue: InputQueue
+    approvals: ApprovalBroker
+    keeper: ContextKeeper
+    reviews: ReviewHost
+    tools: SessionTools
+    tools_ctx: ToolContext
+    turn_number: int
+    usage: Usage
+    context_used: int
+    _running: RunningTurn | None
+    _closed: bool
+
+    async def _machine_input(self, item: MachineInput) -> None:
+        """Input from the machine (a process notice, a background delegation's result).
+
+        It never interrupts or rolls back a turn, and is never refused: when idle
+        it starts a turn; with busy mode ``steer`` it goes into the running turn;
+        otherwise it waits its turn in the queue.
+        """
+        if item.event is not None:
+            self.hub.publish(item.event)
+        if self._closed:
+            return
+        running = self._running
+        if running is None:
+            await self._start_turn(PendingInput(item.text, delivered=item))
+            return
+        if self.config.busy_mode is BusyMode.STEER:
+            try:
+                running.controls.steer(item.text)
+            except QueueFull:
+                pass
+            else:
+                await self._delivered(item)
+                return
+        if self.queue.full:
+            log.warning(
+                "session %s: input queue full, %s input lost: %s",
+                self.session_id,
+                item.source,
+                item.text,
+            )
+            return
+        self.queue.add(PendingInput(item.text, delivered=item))
+
+    async def _delivered(self, item: MachineInput | None) -> None:
+        """Run a machine input's delivery hook (bounded; a failure is only logged)."""
+        if item is None or item.on_delivered is None:
+            return
+        with trio.move_on_after(self.config.store_timeout):
+            try:
+                await item.on_delivered()
+            except (StoreError, SessionError) as error:
+                log.warning(
+                    "session %s: could not record delivery of %s input: %s",
+                    self.session_id,
+                    item.source,
+                    error,
+                )
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def _start_turn(
+        self, item: PendingInput | None, start: StartTurn | StartCompaction = _START
+    ) -> int:
+        """Spawn the next turn actor: for ``item`` (a prompt), or a compaction job."""
+        await self.reviews.cancel(self.ctx, "a new turn started")
+        prompt: tuple[TextBlock, ...] = ()
+        if item is not None:  # a person's /skill-name expanded, the skills delta note added
+            text = await turn_text(
+                self.config,
+                self.deps.registry,
+                self.keeper.system,
+                self.conversation.messages,
+                item.text,
+                from_person=item.delivered is None,
+            )
+            prompt = (TextBlock(text),)
+        self.turn_number += 1
+        number = self.turn_number
+        controls = TurnControls(self.config.steer_capacity)
+        deps = TurnDeps(
+            config=self.config,
+            client=self.deps.client,
+            registry=self.tools,
+            keeper=self.keeper,
+            hub=self.hub,
+            tools_ctx=self.tools_ctx,
+            approvals=self.approvals,
+        )
+        progress = TurnProgress.before(self.conversation)
+        actor = TurnActor(number, prompt, deps, self.conversation, controls, progress, start)
+        task = await TaskChild.start(self.ctx, actor, name=f"turn-{number}", monitored=True)
+        self._running = RunningTurn(
+            number=number,
+            task=task,
+            progress=progress,
+            controls=controls,
+            waiters=[item.waiter] if item is not None and item.waiter is not None else [],
+            from_user=item is not None and item.delivered is None,
+        )
+        if item is not None:
+            await self._delivered(item.delivered)
+        return number
+
+    async def _stop_turn(self, reason: str, *, rollback: bool = False) -> TurnResult | None:
+        """Hard-cancel the running turn; returns once it is settled and the session idle."""
+        running = self._running
+        if running is None:
+            return None
+        running.controls.cancel_reason = reason
+        self.approvals.deny_all()
+        await running.task.ref.kill()
+        return await self._turn_ended(rollback=rollback, resume_queue=False)
+
+    async def _turn_ended(self, *, rollback: bool = False, resume_queue: bool = True) -> TurnResult:
+        running = self._running
+        assert running is not None
+        self._running = None
+        result = await turn_result(running.number, running.task, running.progress)
+        if running.task.ref.is_alive:
+            # Reported unkillable: it may still settle, and must not write over the
+            # transcript the session carries on with.
+            self.conversation = self.conversation.revoke(f"turn {running.number} outlived its stop")
+        self.usage = self.usage + result.usage
+        self.context_used = running.controls.context_used or self.context_used
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.config.store_timeout
+            result = await repair(
+                self.conversation, self.keeper, self.hub, running.progress, result, rollback
+            )
+        self.queue.hand_back([*running.progress.undelivered, *running.controls.take_steers()])
+        for waiter in running.waiters:
+            waiter.send(result)
+        self.hub.publish(
+            ev.TurnCompleted(
+                result.turn, result.reason.value, result.detail, result.iterations, result.text
+            )
+        )
+        if resume_queue:
+            await self._next_input()
+        completed = running.from_user and result.reason is TurnEnd.COMPLETED
+        due = completed and self.reviews.turn_completed() and self._idle()
+        if due and not self.reviews.schedule(self.ctx, result.turn):
+            await self._start_review(result.turn)
+        return result
+
+    def _idle(self) -> bool:
+        """No turn, nothing queued, not closed: when a background review may run."""
+        return (
+            self._running is None
+            and not self._closed
+            and not len(self.queue)
+            and not self.conversation.dirty
+        )
+
+    async def _start_review(self, turn: int) -> None:
+        """A background review, if the session is still idle with nothing queued."""
+        if not self._idle() or self.reviews.running:
+            return
+        config = self.config
+        assert self.session_id is not None
+        await self.reviews.start(
+            self.ctx,
+            session_id=self.session_id,
+            turn=turn,
+            model=config.model,
+            system=self.keeper.system,
+            tools=self.tools.specs(),
+            transcript=tuple(self.conversation.messages),
+            cwd=config.cwd,
+            spill_dir=config.spill_dir,
+            thinking_budget=config.thinking_budget,
+        )
+
+    async def _charge_usage(self, usage: Usage) -> None:
+        """Work besides turns (a background review) is charged to the session too."""
+        assert self.session_id is not None
+        await self.deps.store.add_usage(self.session_id, usage)
+        self.usage = self.usage + usage
+
+    async def _next_input(self) -> None:
+        if self._running is None and not self._closed:
+            item = self.queue.pop()
+            if item is not None:
+                await self._start_turn(item)
