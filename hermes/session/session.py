@@ -174,6 +174,7 @@ class SessionActor(TurnOwner):
             config.spill_dir,
             services=tool_services(config, deps, session_id, self.processes),
             environ=deps.environ,
+            keep_env=config.env_passthrough,
             approvals=approvals,
         )
         await self._start_children()

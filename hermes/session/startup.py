@@ -22,7 +22,13 @@ from hermes.processes import (
 )
 from hermes.procgroup import GroupLedger
 from hermes.store import SessionNotFound, StoreClient, StoreError, flag_queries
-from hermes.tools import ApprovalMode, ApprovalSession, CheckpointService, ModelJudge
+from hermes.tools import (
+    ApprovalMode,
+    ApprovalSession,
+    CheckpointService,
+    ModelJudge,
+    Unattended,
+)
 
 from . import events as ev
 from .config import SessionConfig
@@ -119,6 +125,10 @@ def approval_session(
         save_always=deps.save_always,
         mode=mode,
         judge=judge,
+        # approvals.unattended; a subagent is denied whatever it says (seed #117)
+        unattended=Unattended.DENY
+        if config.unattended
+        else Unattended(config.unattended_approvals),
     )
 
 
