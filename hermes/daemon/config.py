@@ -145,9 +145,27 @@ def validate(raw: Mapping[str, Any], source: str) -> dict[str, dict[str, Any]]:
         errors.append(
             f"{source}: [model] max_tokens ({reply}) must be less than context_window ({window})"
         )
+    errors.extend(_cross_checks(values, source) if not errors else ())
     if errors:
         raise ConfigError("\n".join(errors))
     return values
+
+
+def _cross_checks(values: Mapping[str, Mapping[str, Any]], source: str) -> list[str]:
+    """Keys that are each fine but not together."""
+    errors: list[str] = []
+    tools = values["tools"]
+    if tools["foreground_timeout"] > tools["foreground_max_timeout"]:
+        errors.append(
+            f"{source}: [tools] foreground_timeout ({tools['foreground_timeout']}) must be "
+            f"at most foreground_max_timeout ({tools['foreground_max_timeout']})"
+        )
+    if tools["batch_chars"] < tools["result_chars"]:
+        errors.append(
+            f"{source}: [tools] batch_chars ({tools['batch_chars']}) must be at least "
+            f"result_chars ({tools['result_chars']})"
+        )
+    return errors
 
 
 _ENV = (

@@ -55,6 +55,29 @@ def _idle_seconds(value: Any) -> str | None:
     return "a number of seconds from 0 to 3600"
 
 
+def _seconds(value: Any) -> str | None:
+    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
+        return None
+    return "a number of seconds >= 0"
+
+
+NEVER_PASSED = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""The daemon's own credentials (``hermes.tools.env.NEVER_PASSED``: not imported, so that
+reading the configuration loads no tool)."""
+
+
+def _env_names(value: Any) -> str | None:
+    expected = "a list of environment variable names like 'GITHUB_TOKEN'"
+    if not isinstance(value, list):
+        return expected
+    for item in value:
+        if not isinstance(item, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", item):
+            return expected
+        if item in NEVER_PASSED:
+            return f"{expected}, not the daemon's own credential {item}"
+    return None
+
+
 def _str(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "a non-empty string"
 
@@ -239,6 +262,45 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "command_allowlist": Key(
             [], _finding_keys, "finding keys approved 'always' (hermes approvals)", reload=True
         ),
+        "unattended": Key(
+            "deny",
+            _choice("deny", "allow"),
+            "flagged commands where nobody is attached to approve (headless sessions, cron "
+            "runs): deny or allow (subagents are always denied)",
+            reload=True,
+        ),
+    },
+    "tools": {
+        "deadline": Key(
+            420.0,
+            _number(0),
+            "seconds before a tool call is abandoned (terminal: its own timeout + 11 s)",
+            reload=True,
+        ),
+        "result_chars": Key(
+            100_000,
+            _int(1000),
+            "characters of one tool result before it is saved to a file (a preview stays)",
+            reload=True,
+        ),
+        "batch_chars": Key(
+            200_000,
+            _int(1000),
+            "characters of one batch's results before the largest are saved to files",
+            reload=True,
+        ),
+        "foreground_timeout": Key(180, _int(1), "terminal: a foreground command's default timeout"),
+        "foreground_max_timeout": Key(
+            600,
+            _int(1),
+            "terminal: longest foreground timeout; a longer one runs in the background",
+        ),
+        "env_passthrough": Key(
+            [],
+            _env_names,
+            "secret-looking variables the tools' commands still get (e.g. GITHUB_TOKEN for gh)",
+            reload=True,
+        ),
     },
     "cron": {
         "allow_agent_scheduling": Key(
@@ -309,6 +371,19 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "foreground commands a killed daemon left running, found at start: "
             "kill them, or list them (hermes orphans)",
         ),
+        "max_processes": Key(64, _int(1), "background processes a session holds, running or done"),
+        "finished_ttl": Key(1800.0, _seconds, "seconds a finished process stays listed"),
+        "buffer_chars": Key(200_000, _int(1), "rolling output buffer per process, characters"),
+        "poll_tail": Key(1000, _int(1), "characters of recent output a poll returns"),
+        "log_limit": Key(10_000, _int(1), "characters a log page holds by default"),
+        "kill_grace": Key(1.0, _seconds, "seconds between SIGTERM and SIGKILL to a process group"),
+        "wait_max": Key(180.0, _seconds, "seconds the longest process wait may block"),
+        "pattern_interval": Key(
+            15.0, _seconds, "seconds between two watch-pattern notices of one process"
+        ),
+        "pattern_lifetime": Key(8, _int(1), "watch-pattern notices per process lifetime"),
+        "notice_tail": Key(2000, _int(1), "characters of final output a completion notice carries"),
+        "max_write": Key(65_536, _int(1), "bytes one stdin write to a process may carry"),
     },
     "logging": {
         "level": Key("info", _choice(*LOG_LEVELS), "log level", reload=True),

@@ -33,7 +33,7 @@ import trio
 from actors import Actor, ActorRef, Call, CallTarget, ExitReason
 from hermes.cron.tool import CronjobTool
 from hermes.memory import MemoryTool
-from hermes.processes import ProcessConfig, ProcessService, sweep_leftovers
+from hermes.processes import ProcessService, sweep_leftovers
 from hermes.session import (
     BusyMode,
     SessionActor,
@@ -47,7 +47,7 @@ from hermes.skills import SkillLibrary, SkillManageTool, SkillViewTool
 from hermes.store import InvalidRequest, SessionInfo, SessionNotFound, StoreClient, StoreError
 from hermes.store.event_queries import LastEventSeq
 from hermes.subagents import SubagentRuntime, with_delegation
-from hermes.tools import ToolRegistry, default_registry
+from hermes.tools import ToolRegistry
 from supervisors import (
     ChildHandle,
     ChildSpec,
@@ -64,7 +64,14 @@ from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .job_tools import job_registry
 from .providers import GetProviders
-from .session_settings import compression_settings, memory_store, review_settings
+from .session_settings import (
+    compression_settings,
+    memory_store,
+    process_config,
+    review_settings,
+    tool_registry,
+    tool_settings,
+)
 from .sessions_view import SessionsView
 from .settings import Settings
 from .workdir import resolve_cwd
@@ -231,11 +238,9 @@ class SessionsManager(Actor):
         self.store = StoreClient(store_ref, lane=self.settings.store_lane)
         self.providers = await providers_ref.call(GetProviders())
         self.subagents = SubagentRuntime()
-        self.process_config = ProcessConfig(
-            leftover_commands=self.settings.config.get("processes", "leftover_commands")
-        )
+        self.process_config = process_config(self.settings.config)
         await sweep_leftovers(self.store, self.process_config)  # before any session resumes
-        self.registry = with_delegation(default_registry())
+        self.registry = with_delegation(tool_registry(self.settings.config))
         config = self.settings.config
         self.memory = memory_store(config, config.data_dir(self.settings.paths))
         self.allowlist = AllowlistFile(self.settings.paths.config_file)
@@ -311,6 +316,7 @@ class SessionsManager(Actor):
             context_window=config.get("model", "context_window"),
             compression=compression_settings(config, self.providers.model),
             review=review_settings(config),
+            **tool_settings(config),
         )
 
     def _deps(self) -> SessionDeps:

@@ -1,12 +1,16 @@
-"""The configuration's ``[compression]``, ``[memory]`` and ``[review]`` sections as objects."""
+"""The configuration's ``[compression]``, ``[memory]``, ``[review]``, ``[tools]`` and
+``[processes]`` sections as the objects sessions and their tools take."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hermes.compression import CompressionSettings
 from hermes.memory import MemoryLimits, MemoryStore
+from hermes.processes import ProcessConfig
 from hermes.review import ReviewSettings
+from hermes.tools import OutputBudget, ToolRegistry, default_registry
 
 from .config import Config
 
@@ -47,3 +51,45 @@ def review_settings(config: Config) -> ReviewSettings:
         model=model or None,
         idle_delay=config.get("review", "idle_delay"),
     )
+
+
+def tool_settings(config: Config) -> dict[str, Any]:
+    """``[tools]`` and ``approvals.unattended``: the ``SessionConfig`` fields they set."""
+    return {
+        "call_timeout": config.get("tools", "deadline"),
+        "output_budget": OutputBudget(
+            per_result=config.get("tools", "result_chars"),
+            per_batch=config.get("tools", "batch_chars"),
+        ),
+        "env_passthrough": tuple(config.get("tools", "env_passthrough")),
+        "unattended_approvals": config.get("approvals", "unattended"),
+    }
+
+
+def tool_registry(config: Config) -> ToolRegistry:
+    """The built-in tools, the terminal with ``[tools]``'s foreground timeouts."""
+    return default_registry(
+        terminal_timeout=config.get("tools", "foreground_timeout"),
+        terminal_max_timeout=config.get("tools", "foreground_max_timeout"),
+    )
+
+
+_PROCESS_KEYS = (
+    "leftover_commands",
+    "max_processes",
+    "finished_ttl",
+    "buffer_chars",
+    "poll_tail",
+    "log_limit",
+    "kill_grace",
+    "wait_max",
+    "pattern_interval",
+    "pattern_lifetime",
+    "notice_tail",
+    "max_write",
+)
+
+
+def process_config(config: Config) -> ProcessConfig:
+    """``[processes]``: every session's background-process registry."""
+    return ProcessConfig(**{key: config.get("processes", key) for key in _PROCESS_KEYS})

@@ -21,18 +21,31 @@ from .terminal import (
 from .write_file import WriteFileTool
 
 
-def builtin_tools() -> list[Tool]:
-    """Fresh instances of every built-in tool, with default settings."""
-    return [TerminalTool(), ReadFileTool(), WriteFileTool(), PatchTool(), SearchFilesTool()]
+def builtin_tools(
+    *,
+    terminal_timeout: int = FOREGROUND_DEFAULT_TIMEOUT,
+    terminal_max_timeout: int = FOREGROUND_MAX_TIMEOUT,
+) -> list[Tool]:
+    """Fresh instances of every built-in tool; the terminal's foreground timeouts as given."""
+    terminal = TerminalTool(default_timeout=terminal_timeout, max_timeout=terminal_max_timeout)
+    return [terminal, ReadFileTool(), WriteFileTool(), PatchTool(), SearchFilesTool()]
 
 
-def default_registry(*, processes: bool = True) -> ToolRegistry:
+def default_registry(
+    *,
+    processes: bool = True,
+    terminal_timeout: int = FOREGROUND_DEFAULT_TIMEOUT,
+    terminal_max_timeout: int = FOREGROUND_MAX_TIMEOUT,
+) -> ToolRegistry:
     """A registry holding the built-in tools and (unless ``processes=False``) ``process``.
 
     The ``process`` tool answers with a clear error in a session that has no
-    ``ProcessService`` in its tool context.
+    ``ProcessService`` in its tool context. ``terminal_timeout`` and
+    ``terminal_max_timeout``: the terminal's default and foreground cap (``[tools]``).
     """
-    tools = builtin_tools()
+    tools = builtin_tools(
+        terminal_timeout=terminal_timeout, terminal_max_timeout=terminal_max_timeout
+    )
     if processes:
         from .process_tool import ProcessTool  # loads hermes.processes (and the store): late
 
