@@ -24,7 +24,7 @@ background modes are ``hermes/tools/builtin/process_tool.py`` and
 | ``notices.py`` | ``ProcessNotice`` and its kinds |
 | ``state.py`` | ``ProcessState`` (live), ``ProcessInfo`` and results (snapshots) |
 | ``procfs.py`` | ``/proc``: start-time fingerprints, groups; killing a group by id |
-| ``watcher.py`` / ``adopted.py`` | the watcher actors |
+| ``watcher.py`` / ``adopted.py`` | the watcher actors (``watcher_base.py``: what both share) |
 | ``pump.py`` | ``OutputPump``: the watcher's tasks reading the pipe and waiting for the exit |
 | ``registry.py`` | ``ProcessRegistry`` and ``spawn_process_registry`` |
 | ``service.py`` | ``ProcessService``: the typed client tools use |

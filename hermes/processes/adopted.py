@@ -23,7 +23,7 @@ from .handoff import HandOff
 from .messages import CheckAlive, CloseStdin, Kill, Write
 from .procfs import Fingerprint, Liveness, kill_adopted_group, reap_pid
 from .state import ProcessInfo, ProcessState, ProcessStatus
-from .watcher import WatcherBase
+from .watcher_base import WatcherBase
 
 
 class AdoptedWatcher(WatcherBase):
@@ -47,21 +47,22 @@ class AdoptedWatcher(WatcherBase):
         self.ctx.send_interval(self.config.adopted_poll, CheckAlive())
 
     async def handle(self, message: Any) -> Any:
-        if isinstance(message, CheckAlive):
-            if self.leader.check() is not Liveness.ALIVE:
-                await self._complete(ProcessStatus.EXITED, self._reap())
-        elif isinstance(message, Kill):
-            return await self._kill()
-        elif isinstance(message, HandOff):
-            raise ProcessError(
-                f"Background process {self.state.id} was adopted after a daemon restart; "
-                "it cannot be handed over (kill it if it is no longer needed)."
-            )
-        elif isinstance(message, Write | CloseStdin):
-            raise StdinClosed(
-                f"Background process {self.state.id} was adopted after a daemon restart; "
-                "its stdin was lost."
-            )
+        match message:
+            case CheckAlive():
+                if self.leader.check() is not Liveness.ALIVE:
+                    await self._complete(ProcessStatus.EXITED, self._reap())
+            case Kill():
+                return await self._kill()
+            case HandOff():
+                raise ProcessError(
+                    f"Background process {self.state.id} was adopted after a daemon restart; "
+                    "it cannot be handed over (kill it if it is no longer needed)."
+                )
+            case Write() | CloseStdin():
+                raise StdinClosed(
+                    f"Background process {self.state.id} was adopted after a daemon restart; "
+                    "its stdin was lost."
+                )
         return None
 
     def _reap(self) -> int | None:

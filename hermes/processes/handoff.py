@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from actors import Call, CallTarget
+from actors import Call, CallTarget, Reply
 
+from .errors import ProcessError, ProcessServiceUnavailable
 from .limits import PatternLimiter
 from .lines import LineSplitter
 from .messages import StartSpec
@@ -146,3 +147,21 @@ class Detached:
 
     pending: bytes | None
     """A chunk it had read but could not queue (the watcher's mailbox was full)."""
+
+
+@attrs.define(slots=True)
+class HandingOff:
+    """A watcher's hand-off in progress: the request and the reply it owes its caller."""
+
+    request: HandOff
+    reply: Reply
+
+
+def handoff_error(process_id: str, error: Exception) -> ProcessError:
+    """Why a hand-off failed, as the subagent's call sees it (the process is still its own)."""
+    if isinstance(error, ProcessError):
+        return error
+    return ProcessServiceUnavailable(
+        f"Background process {process_id} was not handed over (the parent session's "
+        f"process registry did not take it: {error}); it is still running in this session."
+    )

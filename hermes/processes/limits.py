@@ -26,6 +26,8 @@ from collections import deque
 
 import attrs
 
+from .config import ProcessConfig
+
 
 class Verdict(enum.Enum):
     EMIT = "emit"
@@ -138,3 +140,17 @@ class Breaker:
             return None
         held, self.held, self.open_until = self.held, 0, None
         return held
+
+
+def disabled_text(reason: Disabled, config: ProcessConfig) -> str:
+    """What the process's notes say when pattern watching was disabled, and why."""
+    if reason is Disabled.RATE:
+        return (
+            f"pattern watching was disabled: matches came faster than one notice per "
+            f"{config.pattern_interval:g}s for {config.pattern_strikes} windows in a row; "
+            "it will notify on completion instead"
+        )
+    return (
+        f"pattern watching stopped after {config.pattern_lifetime} notices; "
+        "it will notify on completion instead"
+    )

@@ -87,7 +87,8 @@ from .state import (
     WaitOutcome,
     WaitResult,
 )
-from .watcher import ProcessWatcher, WatcherBase
+from .watcher import ProcessWatcher
+from .watcher_base import WatcherBase
 
 log = logging.getLogger(__name__)
 
@@ -197,43 +198,44 @@ class ProcessRegistry(Actor):
 
     async def _handle(self, message: Any) -> Any:
         now = trio.current_time()
-        if isinstance(message, Start):
-            return await self._start(message.spec)
-        if isinstance(message, Adopt):
-            return await self._adopt(message)
-        if isinstance(message, ListAll):
-            self._prune(now)
-            return [entry.state.info(now) for entry in self.entries.values()]
-        if isinstance(message, Poll):
-            state = self._get(message.process_id).state
-            state.exit_seen |= state.finished
-            return PollResult(state.info(now), state.buffer.tail(self.config.poll_tail))
-        if isinstance(message, Log):
-            return self._log(message)
-        if isinstance(message, Wait):
-            return self._wait(message)
-        if isinstance(message, Route):
-            entry = self._get(message.process_id)
-            alive = entry.watcher is not None and entry.watcher.is_alive
-            watcher = entry.watcher if alive and not entry.state.finished else None
-            return Routed(watcher, entry.state.info(now))
-        if isinstance(message, PatternHit):
-            self._pattern_hit(message)
-        elif isinstance(message, Finished):
-            found = self.entries.get(message.process_id)
-            if found is not None:
-                self._finished(found)
-        elif isinstance(message, _WaitExpired):
-            self._expire(message)
-        elif isinstance(message, _BreakerRelease):
-            self._release_timer = None
-            self._release(now)
-        elif isinstance(message, _Prune):
-            self._prune(now)
-        elif isinstance(message, Exit):
-            self._watcher_exited(message.actor, message.reason)
-        else:
-            raise ProcessError(f"the process registry does not handle {type(message).__name__}")
+        match message:
+            case Start():
+                return await self._start(message.spec)
+            case Adopt():
+                return await self._adopt(message)
+            case ListAll():
+                self._prune(now)
+                return [entry.state.info(now) for entry in self.entries.values()]
+            case Poll():
+                state = self._get(message.process_id).state
+                state.exit_seen |= state.finished
+                return PollResult(state.info(now), state.buffer.tail(self.config.poll_tail))
+            case Log():
+                return self._log(message)
+            case Wait():
+                return self._wait(message)
+            case Route():
+                entry = self._get(message.process_id)
+                alive = entry.watcher is not None and entry.watcher.is_alive
+                watcher = entry.watcher if alive and not entry.state.finished else None
+                return Routed(watcher, entry.state.info(now))
+            case PatternHit():
+                self._pattern_hit(message)
+            case Finished():
+                found = self.entries.get(message.process_id)
+                if found is not None:
+                    self._finished(found)
+            case _WaitExpired():
+                self._expire(message)
+            case _BreakerRelease():
+                self._release_timer = None
+                self._release(now)
+            case _Prune():
+                self._prune(now)
+            case Exit():
+                self._watcher_exited(message.actor, message.reason)
+            case _:
+                raise ProcessError(f"the process registry does not handle {type(message).__name__}")
         return None
 
     def _get(self, process_id: str) -> _Entry:

@@ -37,19 +37,16 @@ import codecs
 import contextlib
 import functools
 import logging
-import math
 import shutil
 import signal
 import subprocess
 from typing import Any
 
-import attrs
 import trio
 
-from actors import Actor, ExitReason, MailboxConfig, Overflow, Reply
+from actors import ExitReason
 from hermes.procgroup import (
     GATE_LINE,
-    KillReport,
     enable_subreaper,
     exit_status,
     gated,
@@ -63,15 +60,14 @@ from hermes.procgroup import (
 
 from .checkpoint import Checkpoint
 from .config import ProcessConfig
-from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable, StdinClosed
-from .handoff import Adopt, Detached, HandOff, Ticket, Transfer
-from .limits import Disabled, PatternLimiter, Verdict
+from .errors import ProcessError, ProcessNotRunning, StdinClosed
+from .handoff import Adopt, Detached, HandingOff, HandOff, Ticket, Transfer, handoff_error
+from .limits import PatternLimiter, Verdict, disabled_text
 from .lines import LineSplitter, clip, matching
 from .messages import (
     CloseStdin,
     DrainTimeout,
     Exited,
-    Finished,
     Kill,
     Output,
     OutputEnded,
@@ -82,116 +78,15 @@ from .messages import (
 from .procfs import start_time
 from .pump import OutputPump
 from .state import ProcessInfo, ProcessState, ProcessStatus
+from .watcher_base import WatcherBase, close_pipe
 
 log = logging.getLogger(__name__)
-
-
-class WatcherBase(Actor):
-    """What every watcher shares: errors as replies, the end, kill waiters, the budget."""
-
-    mailbox = MailboxConfig(capacity=64, overflow=Overflow.BLOCK)
-    shutdown_budget = 6.0  # the registry passes ProcessConfig.stop_budget
-
-    def __init__(
-        self, state: ProcessState, config: ProcessConfig, checkpoint: Checkpoint | None
-    ) -> None:
-        self.state = state
-        self.config = config
-        self.checkpoint = checkpoint
-        self.kill_requested = False
-        self.finalized = False
-        self.recorded = False
-        """The start is in the store (so the finish must be too)."""
-        self.handed_to: str | None = None
-        """The session the process was handed to: this watcher owns it no more."""
-        self._kill_waiters: list[Reply] = []
-
-    async def receive(self, message: Any) -> Any:
-        try:
-            return await self.handle(message)
-        except ProcessError as exc:
-            if self.ctx.handling_call:
-                self.ctx.defer_reply().fail(exc)
-            else:
-                log.warning("process %s: %s", self.state.id, exc)
-            return None
-
-    async def handle(self, message: Any) -> Any:
-        raise NotImplementedError
-
-    async def _complete(self, status: ProcessStatus, exit_code: int | None) -> None:
-        """The process is over: answer kill waiters, tell the registry, record it, stop."""
-        if self.finalized:
-            return
-        self.finalized = True
-        self.state.finish(status, exit_code)
-        self._answer_kills()  # first: a killer that saw the end turns off the notice
-        parent = self.ctx.parent
-        if parent is not None:
-            await parent.cast(Finished(self.state.id))
-        # Recorded before the watcher stops, after the waiters are told: a crash in
-        # between leaves the row 'running', and recovery then marks it 'lost' (its pid
-        # is dead), never kills anything.
-        if self.checkpoint is not None and self.recorded:
-            await self.checkpoint.finished(self.state)
-        await self._stop_helpers()
-        self.ctx.stop()
-
-    async def _stop_helpers(self) -> None:
-        """Cancel helper children quietly before stopping (a brutal stop logs a warning)."""
-
-    def _await_kill(self) -> None:
-        self._kill_waiters.append(self.ctx.defer_reply())
-
-    def _answer_kills(self) -> None:
-        info = self.state.info()
-        waiters, self._kill_waiters = self._kill_waiters, []
-        for reply in waiters:
-            if reply.send(info) and info.finished:
-                self.state.exit_seen = True  # the killer saw the end: no completion notice
-
-    def _time_left(self) -> float:
-        """Seconds left in the current (stop) scope; the stop budget if unbounded."""
-        left = trio.current_effective_deadline() - trio.current_time()
-        return self.config.stop_budget if math.isinf(left) else max(left, 0.0)
-
-    async def _record_finish(self) -> None:
-        """Checkpoint the finish as the watcher stops: queued, not waited for (the
-        store logs a failure, as ``Checkpoint.finished`` would), unless the store
-        cannot take it now; then within what the stop scope leaves."""
-        if self.checkpoint is not None and self.recorded:
-            timeout = min(self.config.store_timeout, self._time_left() - 0.05)
-            if timeout > 0:
-                await self.checkpoint.finished(self.state, timeout=timeout, wait=False)
-
-    def _note_kill(self, report: KillReport | None) -> None:
-        if report is not None and report.survivors:
-            self.state.note(f"processes {list(report.survivors)} could not be killed")
 
 
 @functools.lru_cache(maxsize=64)
 def _which(program: str, path: str | None) -> str:
     """``program``'s full path on ``path`` (cached: a start should not stat the whole PATH)."""
     return shutil.which(program, path=path) or program
-
-
-def _disabled_text(reason: Disabled, config: ProcessConfig) -> str:
-    if reason is Disabled.RATE:
-        return (
-            f"pattern watching was disabled: matches came faster than one notice per "
-            f"{config.pattern_interval:g}s for {config.pattern_strikes} windows in a row; "
-            "it will notify on completion instead"
-        )
-    return (
-        f"pattern watching stopped after {config.pattern_lifetime} notices; "
-        "it will notify on completion instead"
-    )
-
-
-@attrs.define(slots=True)
-class _HandingOff:
-    request: HandOff
-    reply: Reply
 
 
 class ProcessWatcher(WatcherBase):
@@ -229,7 +124,7 @@ class ProcessWatcher(WatcherBase):
         self._signalled = False
         """The group was sent SIGTERM as this watcher began to stop."""
         self._pump: OutputPump | None = None
-        self._handing: _HandingOff | None = None
+        self._handing: HandingOff | None = None
         self._ticket: Ticket | None = None
         self.transfer = transfer
         if transfer is None:
@@ -331,7 +226,7 @@ class ProcessWatcher(WatcherBase):
             raise ProcessNotRunning(
                 f"Background process {self.state.id} has finished; there is nothing to hand over."
             )
-        self._handing = _HandingOff(request, self.ctx.defer_reply())
+        self._handing = HandingOff(request, self.ctx.defer_reply())
 
     async def _detached(self, message: Detached) -> None:
         """Step 2: every output chunk is in; give the process to the parent's registry."""
@@ -376,7 +271,7 @@ class ProcessWatcher(WatcherBase):
         self._handing = self._ticket = None
         if error is not None and ticket.abort():
             # Still ours: carry on watching it.
-            handing.reply.fail(_handoff_error(state.id, error))
+            handing.reply.fail(handoff_error(state.id, error))
             self._start_pump()
             return
         # Taken (even if its answer was lost): the parent owns it now.
@@ -394,30 +289,31 @@ class ProcessWatcher(WatcherBase):
     # -- messages --------------------------------------------------------------------------
 
     async def handle(self, message: Any) -> Any:
-        if isinstance(message, Output):
-            await self._on_output(message.data)
-        elif isinstance(message, OutputEnded):
-            self._eof = True
-            if self._leader_done:
+        match message:
+            case Output(data=data):
+                await self._on_output(data)
+            case OutputEnded():
+                self._eof = True
+                if self._leader_done:
+                    await self._end()
+            case Exited():
+                await self._on_exit()
+            case DrainTimeout():
                 await self._end()
-        elif isinstance(message, Exited):
-            await self._on_exit()
-        elif isinstance(message, DrainTimeout):
-            await self._end()
-        elif isinstance(message, Kill):
-            return await self._kill()
-        elif isinstance(message, Write):
-            return await self._write(message.data)
-        elif isinstance(message, CloseStdin):
-            self._require_stdin()
-            await self._close_stdin()
-            return self.state.info()
-        elif isinstance(message, HandOff):
-            await self._handoff(message)
-        elif isinstance(message, Detached):
-            await self._detached(message)
-        else:
-            log.warning("process %s: unexpected %s", self.state.id, type(message).__name__)
+            case Kill():
+                return await self._kill()
+            case Write(data=data):
+                return await self._write(data)
+            case CloseStdin():
+                self._require_stdin()
+                await self._close_stdin()
+                return self.state.info()
+            case HandOff():
+                await self._handoff(message)
+            case Detached():
+                await self._detached(message)
+            case _:
+                log.warning("process %s: unexpected %s", self.state.id, type(message).__name__)
         return None
 
     async def _stop_helpers(self) -> None:
@@ -447,7 +343,7 @@ class ProcessWatcher(WatcherBase):
         offer = self._limiter.offer(trio.current_time())
         disabled = None
         if offer.disabled is not None:
-            disabled = _disabled_text(offer.disabled, config)
+            disabled = disabled_text(offer.disabled, config)
             state.watching = False
             state.notify_on_complete = True
             state.note(disabled)
@@ -548,7 +444,7 @@ class ProcessWatcher(WatcherBase):
         stdin, self._stdin = self._stdin, None
         self.state.stdin_open = False
         if stdin is not None:
-            await _close_pipe(stdin)
+            await close_pipe(stdin)
 
     # -- stop ------------------------------------------------------------------------------
 
@@ -593,27 +489,4 @@ class ProcessWatcher(WatcherBase):
         await self._close_stdin()
         stdout, self._stdout = self._stdout, None
         if stdout is not None:
-            await _close_pipe(stdout)
-
-
-async def _close_pipe(stream: trio.abc.AsyncResource) -> None:
-    """Close a pipe end; an fd stream at once, anything else shielded and bounded.
-
-    ``FdStream.aclose`` is ``close()`` plus a checkpoint, so awaiting it costs each
-    watcher two more loop passes during a mass cancel (100 of them in the subagents
-    benchmark's cancel); closing an fd never blocks.
-    """
-    if isinstance(stream, trio.lowlevel.FdStream):
-        stream.close()
-        return
-    with trio.move_on_after(1.0, shield=True):
-        await stream.aclose()
-
-
-def _handoff_error(process_id: str, error: Exception) -> ProcessError:
-    if isinstance(error, ProcessError):
-        return error
-    return ProcessServiceUnavailable(
-        f"Background process {process_id} was not handed over (the parent session's "
-        f"process registry did not take it: {error}); it is still running in this session."
-    )
+            await close_pipe(stdout)

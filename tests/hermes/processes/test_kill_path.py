@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from hermes.processes.watcher import _close_pipe
+from hermes.processes.watcher_base import close_pipe
 from hermes.procgroup import KillReport, group_empty, kill_group
 
 
@@ -25,15 +25,15 @@ async def test_kill_group_of_a_term_obeying_group_reaps_without_sigkill() -> Non
 async def test_close_pipe_closes_an_fd_stream_at_once() -> None:
     read_fd, write_fd = os.pipe()
     reader, writer = trio.lowlevel.FdStream(read_fd), trio.lowlevel.FdStream(write_fd)
-    await _close_pipe(writer)
+    await close_pipe(writer)
     assert writer.fileno() == -1
     assert await reader.receive_some(10) == b""  # the writer is really gone
-    await _close_pipe(reader)
+    await close_pipe(reader)
     assert reader.fileno() == -1
 
 
 async def test_close_pipe_acloses_other_streams() -> None:
     stream = trio.testing.MemorySendStream()
-    await _close_pipe(stream)
+    await close_pipe(stream)
     with pytest.raises(trio.ClosedResourceError):
         await stream.send_all(b"x")
