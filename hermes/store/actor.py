@@ -98,15 +98,7 @@ from .checkpointer import Checkpoint, Checkpointer
 from .database import CLOSE_TIMEOUT, WAL_LIMIT_PAGES, Database, runs_inline
 from .errors import InvalidRequest, StoreError, StoreTimeout, StoreUnavailable
 from .records import StoreConfig
-from .requests import (
-    AppendMessages,
-    Compact,
-    IndexPending,
-    ReplaceLast,
-    Request,
-    Search,
-    Unattended,
-)
+from .requests import IndexPending, Request, Search, Unattended
 
 log = logging.getLogger(__name__)
 
@@ -227,13 +219,6 @@ class StoreLane:
             return owner.run_now(request)
         finally:
             self._claimed = self._contended = False
-
-
-def _written(request: Request[Any]) -> int:
-    """How many messages ``request`` queues for the full-text index."""
-    if isinstance(request, AppendMessages | Compact):
-        return len(request.messages)
-    return 1 if isinstance(request, ReplaceLast) else 0
 
 
 class StoreActor(Actor):
@@ -392,7 +377,7 @@ class StoreActor(Actor):
         return None
 
     def _count_written(self, request: Request[Any]) -> None:
-        self._unindexed += _written(request)
+        self._unindexed += request.messages_written()
         if self._unindexed >= INDEX_BATCH and not self._index_queued:
             with suppress(MailboxFull):  # full: the next write tries again
                 self._index_queued = self.ctx.self.cast_nowait(_INDEX)

@@ -58,6 +58,7 @@ from .requests import (
     ListProcesses,
     ListSessions,
     LoadSession,
+    Read,
     RecordDelegationDelivered,
     RecordDelegationFinish,
     RecordDelegationStart,
@@ -67,7 +68,6 @@ from .requests import (
     ReplaceLast,
     Request,
     Search,
-    SetTitle,
     Truncate,
     Unattended,
 )
@@ -82,7 +82,14 @@ R = TypeVar("R")
 
 
 class StoreClient:
-    """Typed requests to a ``StoreActor``.
+    """Typed requests to a ``StoreActor``: ``request(SomeRequest(...))`` answers the
+    request's reply type (``Request[R]`` -> ``R``) for every operation.
+
+    The named methods below are thin conveniences kept for the operations that
+    many call sites across the daemon use (or whose arguments they shape, such
+    as ``append`` taking one message or several); each is one ``request``. An
+    operation gets no method of its own: the flag, cron and event operations,
+    ``SetTitle``, and any new one are sent with ``request``.
 
     ``timeout`` is the default of every call (seconds); each method takes its
     own ``timeout`` too. A write that times out may still be committed: retry
@@ -113,9 +120,8 @@ class StoreClient:
             if done is not None:
                 return cast(R, done.unwrap())  # the lane ran this very request
         limit = self.timeout if timeout is None else timeout
-        if not request.writes and hasattr(request, "deadline"):
-            deadline = trio.current_time() + limit
-            request = attrs.evolve(cast(Any, request), deadline=deadline)
+        if isinstance(request, Read):
+            request = attrs.evolve(request, deadline=trio.current_time() + limit)
         session_id = getattr(request, "session_id", None)
         try:
             return await self.target.call(request, timeout=limit)
@@ -242,11 +248,6 @@ class StoreClient:
         self, session_id: str, usage: Usage, *, timeout: float | None = None
     ) -> SessionInfo:
         return await self.request(AddUsage(session_id, usage), timeout)
-
-    async def set_title(
-        self, session_id: str, title: str | None, *, timeout: float | None = None
-    ) -> SessionInfo:
-        return await self.request(SetTitle(session_id, title), timeout)
 
     async def end_session(
         self, session_id: str, reason: str, *, timeout: float | None = None

@@ -10,11 +10,12 @@ The archive is ended at once and cannot be reopened or written to.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from .errors import InvalidRequest, SeqConflict
+from .operations import Abort, operation
 from .records import CompactionRecord
 from .requests import Compact, ListCompactions
 from .rows import check_messages, encode_message, record_tools, validate_next
@@ -26,9 +27,6 @@ from .session_queries import (
     session_row,
 )
 from .validate import Tail, searchable_text
-
-if TYPE_CHECKING:
-    from .queries import Abort
 
 _COLUMNS = (
     "id, session_id, archive_id, created_at, method, focus, messages_before, messages_after, "
@@ -67,6 +65,7 @@ def _check(req: Compact) -> None:
     check_usage(op, req.usage, session_id)
 
 
+@operation(Compact)
 def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionRecord:
     op, session_id = req.op, req.session_id
     _check(req)
@@ -140,6 +139,7 @@ def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionReco
     return _record(row)
 
 
+@operation(ListCompactions)
 def list_compactions(
     conn: apsw.Connection, req: ListCompactions, abort: Abort
 ) -> list[CompactionRecord]:

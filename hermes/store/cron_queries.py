@@ -7,7 +7,7 @@ outcome) in the same transaction. The store checks only what the table
 needs (ids, states, policies, numbers); the schedule text is checked by
 ``hermes.cron.schedule`` before it gets here (and the script path and delivery
 target by ``hermes.cron.jobs``). Migration 10 added ``script``, ``deliver``,
-``origin`` and the runs' ``delivery``. Registered in ``queries._HANDLERS``;
+``origin`` and the runs' ``delivery``. Registered with ``operation``;
 callers send these with ``StoreClient.request``.
 """
 
@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import apsw
 import attrs
 
 from .errors import InvalidRequest
-from .requests import Request
-
-if TYPE_CHECKING:
-    from .queries import Abort
+from .operations import Abort, operation
+from .requests import Read, SideWrite
 
 JOB_STATES = ("active", "paused", "done")
 """``done``: a one-shot job that has run (or was missed); it stays listed until removed."""
@@ -85,11 +83,10 @@ class CronRun:
 
 
 @attrs.frozen(slots=True)
-class SaveJob(Request[CronJob]):
+class SaveJob(SideWrite[CronJob]):
     """Insert or replace a job's row; answers the row stored."""
 
     op: ClassVar[str] = "save_cron_job"
-    moves_tails: ClassVar[bool] = False
 
     job: CronJob
     create: bool = False
@@ -97,21 +94,19 @@ class SaveJob(Request[CronJob]):
 
 
 @attrs.frozen(slots=True)
-class DeleteJob(Request[bool]):
+class DeleteJob(SideWrite[bool]):
     """Remove a job and its runs; answers whether it existed."""
 
     op: ClassVar[str] = "delete_cron_job"
-    moves_tails: ClassVar[bool] = False
 
     job_id: str
 
 
 @attrs.frozen(slots=True)
-class RecordRun(Request[CronRun]):
+class RecordRun(SideWrite[CronRun]):
     """Record a finished run and note it on its job (an unknown job is refused)."""
 
     op: ClassVar[str] = "record_cron_run"
-    moves_tails: ClassVar[bool] = False
 
     job_id: str
     scheduled_for: float | None
@@ -124,23 +119,20 @@ class RecordRun(Request[CronRun]):
 
 
 @attrs.frozen(slots=True)
-class ListJobs(Request[list[CronJob]]):
-    op: ClassVar[str] = "list_cron_jobs"
-    writes: ClassVar[bool] = False
+class ListJobs(Read[list[CronJob]]):
+    """Every job, oldest first."""
 
-    deadline: float = math.inf
+    op: ClassVar[str] = "list_cron_jobs"
 
 
 @attrs.frozen(slots=True)
-class ListRuns(Request[list[CronRun]]):
+class ListRuns(Read[list[CronRun]]):
     """A job's runs, newest first."""
 
     op: ClassVar[str] = "list_cron_runs"
-    writes: ClassVar[bool] = False
 
     job_id: str
     limit: int = 50
-    deadline: float = math.inf
 
 
 _JOB_COLUMNS = (
@@ -231,6 +223,7 @@ def get_job(conn: apsw.Connection, job_id: str) -> CronJob | None:
     return None if row is None else _job(row)
 
 
+@operation(SaveJob)
 def save_job(conn: apsw.Connection, req: SaveJob, abort: Abort) -> CronJob:
     job = _check_job(req.op, req.job)
     if req.create and get_job(conn, job.id) is not None:
@@ -251,6 +244,7 @@ def save_job(conn: apsw.Connection, req: SaveJob, abort: Abort) -> CronJob:
     return stored
 
 
+@operation(DeleteJob)
 def delete_job(conn: apsw.Connection, req: DeleteJob, abort: Abort) -> bool:
     _check_text(req.op, "job_id", req.job_id)
     conn.execute("DELETE FROM cron_runs WHERE job_id = ?", (req.job_id,))
@@ -258,6 +252,7 @@ def delete_job(conn: apsw.Connection, req: DeleteJob, abort: Abort) -> bool:
     return bool(conn.changes())
 
 
+@operation(RecordRun)
 def record_run(conn: apsw.Connection, req: RecordRun, abort: Abort) -> CronRun:
     op = req.op
     _check_text(op, "job_id", req.job_id)
@@ -285,6 +280,7 @@ def record_run(conn: apsw.Connection, req: RecordRun, abort: Abort) -> CronRun:
     return _run(row)
 
 
+@operation(ListJobs)
 def list_jobs(conn: apsw.Connection, req: ListJobs, abort: Abort) -> list[CronJob]:
     rows = conn.execute(
         f"SELECT {_JOB_COLUMNS} FROM cron_jobs ORDER BY created_at, id LIMIT ?", (MAX_CRON_ROWS,)
@@ -292,6 +288,7 @@ def list_jobs(conn: apsw.Connection, req: ListJobs, abort: Abort) -> list[CronJo
     return [_job(row) for row in rows]
 
 
+@operation(ListRuns)
 def list_runs(conn: apsw.Connection, req: ListRuns, abort: Abort) -> list[CronRun]:
     _check_text(req.op, "job_id", req.job_id)
     if type(req.limit) is not int or not 1 <= req.limit <= MAX_CRON_ROWS:

@@ -65,7 +65,8 @@ from .errors import (
     describe_sqlite_error,
     is_connection_error,
 )
-from .queries import Abort, run_request, run_requests_grouped
+from .operations import Abort
+from .queries import run_request, run_requests_grouped
 from .records import StoreConfig
 from .requests import AppendMessages, Compact, IndexPending, ReplaceLast, Request
 from .schema import configure, migrate

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import apsw
 
 from .errors import InvalidRequest, SessionNotFound
+from .operations import Abort, operation
 from .records import DelegationRecord, DelegationStatus
 from .requests import (
     ListDelegations,
@@ -20,9 +21,6 @@ from .requests import (
     RecordDelegationFinish,
     RecordDelegationStart,
 )
-
-if TYPE_CHECKING:
-    from .queries import Abort
 
 MAX_DELEGATION_ROWS = 10_000
 """Most rows ``list_delegations`` returns."""
@@ -56,6 +54,7 @@ def _existing(conn: apsw.Connection, op: str, delegation_id: object) -> Delegati
     return _row(cast(Sequence[Any], row))
 
 
+@operation(RecordDelegationStart)
 def record_delegation_start(
     conn: apsw.Connection, req: RecordDelegationStart, abort: Abort
 ) -> DelegationRecord:
@@ -77,6 +76,7 @@ def record_delegation_start(
     return _existing(conn, op, req.delegation_id)
 
 
+@operation(RecordDelegationFinish)
 def record_delegation_finish(
     conn: apsw.Connection, req: RecordDelegationFinish, abort: Abort
 ) -> DelegationRecord:
@@ -93,6 +93,7 @@ def record_delegation_finish(
     return _existing(conn, op, req.delegation_id)
 
 
+@operation(RecordDelegationDelivered)
 def record_delegation_delivered(
     conn: apsw.Connection, req: RecordDelegationDelivered, abort: Abort
 ) -> DelegationRecord:
@@ -108,6 +109,7 @@ def record_delegation_delivered(
     return _existing(conn, op, req.delegation_id)
 
 
+@operation(ListDelegations)
 def list_delegations(
     conn: apsw.Connection, req: ListDelegations, abort: Abort
 ) -> list[DelegationRecord]:

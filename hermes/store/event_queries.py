@@ -7,23 +7,20 @@ older than the manager's in-memory ring, or from before a daemon restart.
 ``LastEventSeq`` lets a session's new hub continue the numbering where the
 database stopped. Each session keeps its newest ``keep`` events.
 
-The requests live here with their SQL (one module, registered in
-``queries._HANDLERS``); callers send them with ``StoreClient.request``.
+The requests live here with their SQL (one module, each registered
+with ``operation``); callers send them with ``StoreClient.request``.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import apsw
 import attrs
 
 from .errors import InvalidRequest
-from .requests import Request
-
-if TYPE_CHECKING:
-    from .queries import Abort
+from .operations import Abort, operation
+from .requests import Read, SideWrite
 
 MAX_READ = 10_000
 """Most rows one ``ReadEvents`` returns."""
@@ -41,11 +38,10 @@ class StoredEvent:
 
 
 @attrs.frozen(slots=True)
-class AppendEvents(Request[int]):
+class AppendEvents(SideWrite[int]):
     """Store a batch (any sessions); rows already stored (same session and seq) are replaced."""
 
     op: ClassVar[str] = "append_events"
-    moves_tails: ClassVar[bool] = False
 
     events: tuple[StoredEvent, ...]
     keep: int = 20_000
@@ -53,30 +49,27 @@ class AppendEvents(Request[int]):
 
 
 @attrs.frozen(slots=True)
-class ReadEvents(Request[list[StoredEvent]]):
+class ReadEvents(Read[list[StoredEvent]]):
     """A session's events with ``after < seq < before``, oldest first (at most ``limit``)."""
 
     op: ClassVar[str] = "read_events"
-    writes: ClassVar[bool] = False
 
     session_id: str
     after: int
     before: int | None = None
     limit: int = MAX_READ
-    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)
-class LastEventSeq(Request[int]):
+class LastEventSeq(Read[int]):
     """The highest stored seq of a session (0 without any)."""
 
     op: ClassVar[str] = "last_event_seq"
-    writes: ClassVar[bool] = False
 
     session_id: str
-    deadline: float = math.inf
 
 
+@operation(AppendEvents)
 def append_events(conn: apsw.Connection, req: AppendEvents, abort: Abort) -> int:
     if req.keep < 1:
         raise InvalidRequest(req.op, f"keep must be >= 1, got {req.keep}")
@@ -98,6 +91,7 @@ def append_events(conn: apsw.Connection, req: AppendEvents, abort: Abort) -> int
     return len(req.events)
 
 
+@operation(ReadEvents)
 def read_events(conn: apsw.Connection, req: ReadEvents, abort: Abort) -> list[StoredEvent]:
     if not 1 <= req.limit <= MAX_READ:
         raise InvalidRequest(req.op, f"limit must be from 1 to {MAX_READ}, got {req.limit}")
@@ -110,6 +104,7 @@ def read_events(conn: apsw.Connection, req: ReadEvents, abort: Abort) -> list[St
     return [StoredEvent(r[0], int(r[1]), r[2], float(r[3]), bytes(r[4])) for r in rows]
 
 
+@operation(LastEventSeq)
 def last_event_seq(conn: apsw.Connection, req: LastEventSeq, abort: Abort) -> int:
     value = conn.execute("SELECT max(seq) FROM events WHERE session_id = ?", (req.session_id,)).get
     return int(value or 0)

@@ -2,48 +2,43 @@
 
 Today one: ``yolo`` (``SetYolo``, ``GetYolo``), so a session's yolo switch
 survives the session's restart and the daemon's (issue 26, seed #95). The
-requests live here with their SQL (registered in ``queries._HANDLERS``);
+requests live here with their SQL (registered with ``operation``);
 callers send them with ``StoreClient.request``.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import apsw
 import attrs
 
 from .errors import InvalidRequest
-from .requests import Request
+from .operations import Abort, operation
+from .requests import Read, SideWrite
 from .session_queries import session_row
-
-if TYPE_CHECKING:
-    from .queries import Abort
 
 
 @attrs.frozen(slots=True)
-class SetYolo(Request[bool]):
+class SetYolo(SideWrite[bool]):
     """Record the session's yolo switch; answers the value stored."""
 
     op: ClassVar[str] = "set_yolo"
-    moves_tails: ClassVar[bool] = False
 
     session_id: str
     on: bool
 
 
 @attrs.frozen(slots=True)
-class GetYolo(Request[bool]):
+class GetYolo(Read[bool]):
     """The session's recorded yolo switch (False when never set)."""
 
     op: ClassVar[str] = "get_yolo"
-    writes: ClassVar[bool] = False
 
     session_id: str
-    deadline: float = math.inf
 
 
+@operation(SetYolo)
 def set_yolo(conn: apsw.Connection, req: SetYolo, abort: Abort) -> bool:
     session_row(conn, req.op, req.session_id)
     if not isinstance(req.on, bool):
@@ -56,6 +51,7 @@ def set_yolo(conn: apsw.Connection, req: SetYolo, abort: Abort) -> bool:
     return req.on
 
 
+@operation(GetYolo)
 def get_yolo(conn: apsw.Connection, req: GetYolo, abort: Abort) -> bool:
     session_row(conn, req.op, req.session_id)
     row = conn.execute("SELECT yolo FROM session_flags WHERE session_id = ?", (req.session_id,)).get

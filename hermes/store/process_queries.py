@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import apsw
 
 from .errors import InvalidRequest
+from .operations import Abort, operation
 from .records import PROCESS_STATUSES, ProcessRecord, ProcessRecordStatus
 from .requests import (
     ClaimProcess,
@@ -22,9 +23,6 @@ from .requests import (
     RecordProcessFinish,
     RecordProcessStart,
 )
-
-if TYPE_CHECKING:
-    from .queries import Abort
 
 MAX_PROCESS_ROWS = 10_000
 """Most rows ``list_processes`` returns."""
@@ -74,6 +72,7 @@ def _check_int(op: str, field: str, value: object, minimum: int) -> None:
         raise InvalidRequest(op, f"{field} must be an int >= {minimum}, got {value!r}")
 
 
+@operation(RecordProcessStart)
 def record_process_start(
     conn: apsw.Connection, req: RecordProcessStart, abort: Abort
 ) -> ProcessRecord:
@@ -121,6 +120,7 @@ def record_process_start(
     return _existing(conn, op, rec.id)
 
 
+@operation(RecordProcessFinish)
 def record_process_finish(
     conn: apsw.Connection, req: RecordProcessFinish, abort: Abort
 ) -> ProcessRecord:
@@ -142,6 +142,7 @@ def record_process_finish(
     return _existing(conn, op, req.process_id)  # already finished (the first finish wins)
 
 
+@operation(ClaimProcess)
 def claim_process(conn: apsw.Connection, req: ClaimProcess, abort: Abort) -> ProcessRecord:
     op = req.op
     record = _existing(conn, op, req.process_id)
@@ -161,6 +162,7 @@ def claim_process(conn: apsw.Connection, req: ClaimProcess, abort: Abort) -> Pro
     return _existing(conn, op, req.process_id)
 
 
+@operation(ForgetProcess)
 def forget_process(conn: apsw.Connection, req: ForgetProcess, abort: Abort) -> bool:
     """Delete the row; whether there was one."""
     if not isinstance(req.process_id, str) or not req.process_id:
@@ -169,6 +171,7 @@ def forget_process(conn: apsw.Connection, req: ForgetProcess, abort: Abort) -> b
     return row is not None
 
 
+@operation(ListProcesses)
 def list_processes(conn: apsw.Connection, req: ListProcesses, abort: Abort) -> list[ProcessRecord]:
     op = req.op
     if type(req.limit) is not int or not 1 <= req.limit <= MAX_PROCESS_ROWS:

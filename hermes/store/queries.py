@@ -1,4 +1,8 @@
-"""One function per request: the SQL of the store, synchronous, on an ``apsw.Connection``.
+"""The store's transactions, and the SQL of its transcripts, synchronous, on an ``apsw.Connection``.
+
+Each request's function is registered with ``operations.operation`` in its
+query module (this one for appends, rewrites, truncation, loads and search);
+``run_request`` looks it up by the request's type.
 
 ``run_request`` runs a request in a transaction of its own (``BEGIN IMMEDIATE``
 for writes, so the write lock is taken up front; a deferred ``BEGIN`` for
@@ -19,48 +23,30 @@ import apsw
 from hermes.codec import CodecError, unpack_blocks
 from hermes.model.types import Message, Role
 
-from . import (
+from . import (  # noqa: F401  (imported for their operations, registered as they load)
     compaction_queries,
     cron_queries,
     delegation_queries,
     event_queries,
     flag_queries,
     process_queries,
+    session_queries,
 )
 from .errors import (
     CorruptRecord,
     InvalidRequest,
     InvalidTranscript,
-    RequestAborted,
     SeqConflict,
 )
+from .operations import Abort, Operation, operation, operation_for
 from .records import AppendResult, SearchHit, Transcript
 from .requests import (
-    AddUsage,
     AppendMessages,
-    ClaimProcess,
-    Compact,
-    CreateSession,
-    EndSession,
-    EndSessions,
-    ForgetProcess,
-    GetSession,
     IndexPending,
-    ListCompactions,
-    ListDelegations,
-    ListProcesses,
-    ListSessions,
     LoadSession,
-    RecordDelegationDelivered,
-    RecordDelegationFinish,
-    RecordDelegationStart,
-    RecordProcessFinish,
-    RecordProcessStart,
-    ReopenSession,
     ReplaceLast,
     Request,
     Search,
-    SetTitle,
     Truncate,
 )
 from .rows import (
@@ -71,19 +57,11 @@ from .rows import (
     validate_next,
 )
 from .session_queries import (
-    add_usage,
     charge_usage,
     check_limit,
     check_usage,
-    create_session,
-    end_session,
-    end_sessions,
-    get_session,
-    list_sessions,
     open_session_row,
-    reopen_session,
     session_row,
-    set_title,
 )
 from .tails import TailCache
 from .validate import Tail, searchable_text
@@ -92,27 +70,6 @@ from .validate import Tail, searchable_text
 
 _CHECK_EVERY = 64
 """Messages handled between two looks at the abort flag."""
-
-
-class Abort:
-    """Set from the event loop when the store stopped waiting for a request.
-
-    SQLite's progress handler stops a statement that is running; this flag stops
-    the Python work between statements (validating, encoding, decoding a batch).
-    Either way the request raises and its transaction is rolled back.
-    """
-
-    __slots__ = ("requested",)
-
-    def __init__(self) -> None:
-        self.requested = False
-
-    def set(self) -> None:
-        self.requested = True
-
-    def check(self, op: str) -> None:
-        if self.requested:
-            raise RequestAborted(op, "the store stopped waiting for this request")
 
 
 def run_request(
@@ -125,7 +82,7 @@ def run_request(
 
     ``tails``: the connection's ``TailCache``, kept in step with its writes.
     """
-    handler = _HANDLERS.get(type(request))
+    handler = operation_for(request)
     if handler is None:
         raise InvalidRequest(request.op, f"no handler for {type(request).__name__}")
     if abort is None:
@@ -158,15 +115,16 @@ def _handle(
     request: Request[Any],
     abort: Abort,
     tails: TailCache | None,
-    handler: Callable[[apsw.Connection, Any, Abort], Any],
+    handler: Operation,
 ) -> Any:
-    """Run the handler; an append may use ``tails``, any other write invalidates it."""
+    """Run the operation; one that keeps ``tails`` gets it, any other write that
+    ``moves_tails`` forgets the session's entry first."""
     if tails is not None:
-        if isinstance(request, AppendMessages):
-            return append_messages(conn, request, abort, tails)
+        if handler.tails:
+            return handler.run(conn, request, abort, tails)
         if request.writes and request.moves_tails:
             tails.forget(getattr(request, "session_id", None))
-    return handler(conn, request, abort)
+    return handler.run(conn, request, abort)
 
 
 def run_requests_grouped(
@@ -188,7 +146,7 @@ def run_requests_grouped(
     out: list[tuple[bool, Any]] = []
     try:
         for request in requests:
-            handler = _HANDLERS.get(type(request))
+            handler = operation_for(request)
             if handler is None:
                 name = type(request).__name__
                 out.append((False, InvalidRequest(request.op, f"no handler for {name}")))
@@ -266,6 +224,7 @@ def _stored_rows(
 # -- writes ----------------------------------------------------------------------------
 
 
+@operation(AppendMessages, tails=True)
 def append_messages(
     conn: apsw.Connection, req: AppendMessages, abort: Abort, tails: TailCache | None = None
 ) -> AppendResult:
@@ -344,6 +303,7 @@ def _replayed_or_conflict(
     )
 
 
+@operation(ReplaceLast)
 def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
     op, session_id, seq = req.op, req.session_id, req.seq
     info = open_session_row(conn, op, session_id)
@@ -389,6 +349,7 @@ def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> Appen
     return AppendResult(session_id, seq, seq + 1)
 
 
+@operation(Truncate)
 def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
     op, session_id, keep = req.op, req.session_id, req.keep
     info = open_session_row(conn, op, session_id)
@@ -412,6 +373,7 @@ def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
     return info.message_count - keep
 
 
+@operation(LoadSession)
 def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Transcript:
     op, session_id = req.op, req.session_id
     info = session_row(conn, op, session_id)
@@ -456,6 +418,7 @@ def load_session(conn: apsw.Connection, req: LoadSession, abort: Abort) -> Trans
     return Transcript(info, tuple(messages), open_uses)
 
 
+@operation(IndexPending)
 def index_pending(conn: apsw.Connection, req: IndexPending, abort: Abort) -> int:
     """Index every queued message in one batch (see version 6 in ``schema.py``)."""
     last = conn.execute("SELECT max(id) FROM fts_pending").get
@@ -477,6 +440,7 @@ def fts_query(text: str) -> str:
     return " ".join('"' + word.replace('"', '""') + '"' for word in words)
 
 
+@operation(Search)
 def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
     op = req.op
     limit = check_limit(op, req.limit)
@@ -511,42 +475,3 @@ def search(conn: apsw.Connection, req: Search, abort: Abort) -> list[SearchHit]:
         )
         for r in rows
     ]
-
-
-_HANDLERS: dict[type[Request[Any]], Callable[[apsw.Connection, Any, Abort], Any]] = {
-    CreateSession: create_session,
-    AppendMessages: append_messages,
-    ReplaceLast: replace_last,
-    Truncate: truncate,
-    AddUsage: add_usage,
-    SetTitle: set_title,
-    EndSession: end_session,
-    EndSessions: end_sessions,
-    ReopenSession: reopen_session,
-    GetSession: get_session,
-    LoadSession: load_session,
-    ListSessions: list_sessions,
-    Search: search,
-    IndexPending: index_pending,
-    RecordProcessStart: process_queries.record_process_start,
-    RecordProcessFinish: process_queries.record_process_finish,
-    ClaimProcess: process_queries.claim_process,
-    ForgetProcess: process_queries.forget_process,
-    ListProcesses: process_queries.list_processes,
-    RecordDelegationStart: delegation_queries.record_delegation_start,
-    RecordDelegationFinish: delegation_queries.record_delegation_finish,
-    RecordDelegationDelivered: delegation_queries.record_delegation_delivered,
-    ListDelegations: delegation_queries.list_delegations,
-    Compact: compaction_queries.compact,
-    ListCompactions: compaction_queries.list_compactions,
-    event_queries.AppendEvents: event_queries.append_events,
-    event_queries.ReadEvents: event_queries.read_events,
-    event_queries.LastEventSeq: event_queries.last_event_seq,
-    flag_queries.SetYolo: flag_queries.set_yolo,
-    flag_queries.GetYolo: flag_queries.get_yolo,
-    cron_queries.SaveJob: cron_queries.save_job,
-    cron_queries.DeleteJob: cron_queries.delete_job,
-    cron_queries.RecordRun: cron_queries.record_run,
-    cron_queries.ListJobs: cron_queries.list_jobs,
-    cron_queries.ListRuns: cron_queries.list_runs,
-}

@@ -1,8 +1,13 @@
-"""The store actor's mailbox: one frozen attrs class per request.
+"""The store actor's mailbox: one frozen attrs class per request, and their shapes.
 
-Every request is sent with ``call`` (the client does that, with a timeout).
-Writes are committed before the reply. Reads carry the caller's ``deadline``
-(trio time) so that the store stops a query nobody is waiting for any more.
+Every request is sent with ``call`` (``StoreClient.request``, with a timeout).
+Three shapes: a ``Request`` is a write that may move a transcript's end; a
+``SideWrite`` leaves transcripts and the session rows' length and end alone
+(the tail cache keeps its entries); a ``Read`` carries the caller's
+``deadline`` (trio time) so that the store stops a query nobody is waiting for
+any more. Writes are committed before the reply. Each request type's query
+function is registered with ``operations.operation``; a table's own requests
+may live beside its SQL (``event_queries``, ``flag_queries``, ``cron_queries``).
 The one exception is ``Unattended``: a write a writer being torn down sends
 with ``cast`` and does not wait for (``StoreClient.submit``); the store logs
 its failure, since nobody else would hear of it.
@@ -50,6 +55,29 @@ class Request(Call[R_co]):
     open: the store's ``TailCache`` forgets the session first. False for writes
     that leave messages and the session row's length and end alone."""
 
+    def messages_written(self) -> int:
+        """How many messages this request queues for the full-text index."""
+        return 0
+
+
+@attrs.frozen(slots=True)
+class SideWrite(Request[R_co]):
+    """A write beside the transcripts (rows of processes, delegations, events, flags,
+    cron jobs; titles, usage): it leaves every transcript's end alone."""
+
+    moves_tails: ClassVar[bool] = False
+
+
+@attrs.frozen(slots=True)
+class Read(Request[R_co]):
+    """A read: one consistent snapshot, in the worker thread, stopped at ``deadline``."""
+
+    writes: ClassVar[bool] = False
+    moves_tails: ClassVar[bool] = False
+    deadline: float = attrs.field(default=math.inf, kw_only=True)
+    """Trio time after which the store stops the query (``StoreClient.request``
+    sets it from the call's timeout)."""
+
 
 # -- writes ----------------------------------------------------------------------------
 
@@ -77,6 +105,9 @@ class AppendMessages(Request[AppendResult]):
     usage: Usage | None = None
     """Added to the session's usage in the same transaction."""
 
+    def messages_written(self) -> int:
+        return len(self.messages)
+
 
 @attrs.frozen(slots=True)
 class ReplaceLast(Request[AppendResult]):
@@ -87,6 +118,9 @@ class ReplaceLast(Request[AppendResult]):
     """Must be the seq of the session's last message."""
     message: Message
     usage: Usage | None = None
+
+    def messages_written(self) -> int:
+        return 1
 
 
 @attrs.frozen(slots=True)
@@ -99,7 +133,7 @@ class Truncate(Request[int]):
 
 
 @attrs.frozen(slots=True)
-class IndexPending(Request[int]):
+class IndexPending(SideWrite[int]):
     """Add the messages waiting in ``fts_pending`` to the full-text index; returns how many.
 
     The store sends it itself (before a search, and once enough rows wait);
@@ -107,7 +141,6 @@ class IndexPending(Request[int]):
     """
 
     op: ClassVar[str] = "index_pending"
-    moves_tails: ClassVar[bool] = False
 
 
 @attrs.frozen(slots=True)
@@ -132,20 +165,21 @@ class Compact(Request[CompactionRecord]):
     usage: Usage | None = None
     """What the summary call cost, added to the session's usage in the same transaction."""
 
+    def messages_written(self) -> int:
+        return len(self.messages)
+
 
 @attrs.frozen(slots=True)
-class AddUsage(Request[SessionInfo]):
+class AddUsage(SideWrite[SessionInfo]):
     op: ClassVar[str] = "add_usage"
-    moves_tails: ClassVar[bool] = False
 
     session_id: str
     usage: Usage
 
 
 @attrs.frozen(slots=True)
-class SetTitle(Request[SessionInfo]):
+class SetTitle(SideWrite[SessionInfo]):
     op: ClassVar[str] = "set_title"
-    moves_tails: ClassVar[bool] = False
 
     session_id: str
     title: str | None
@@ -180,39 +214,32 @@ class ReopenSession(Request[SessionInfo]):
 
 
 @attrs.frozen(slots=True)
-class GetSession(Request[SessionInfo]):
+class GetSession(Read[SessionInfo]):
     op: ClassVar[str] = "get_session"
-    writes: ClassVar[bool] = False
 
     session_id: str
-    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)
-class LoadSession(Request[Transcript]):
+class LoadSession(Read[Transcript]):
     op: ClassVar[str] = "load"
-    writes: ClassVar[bool] = False
 
     session_id: str
-    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)
-class ListSessions(Request[list[SessionInfo]]):
+class ListSessions(Read[list[SessionInfo]]):
     op: ClassVar[str] = "list_sessions"
-    writes: ClassVar[bool] = False
 
     limit: int = 50
     parent_id: str | None = None
     """Only the children of this session."""
     include_ended: bool = True
-    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)
-class Search(Request[list[SearchHit]]):
+class Search(Read[list[SearchHit]]):
     op: ClassVar[str] = "search"
-    writes: ClassVar[bool] = False
 
     query: str
     limit: int = 20
@@ -224,28 +251,25 @@ class Search(Request[list[SearchHit]]):
     before: str = "["
     after: str = "]"
     """Markers around matched words in snippets."""
-    deadline: float = math.inf
 
 
 # -- background processes (the crash checkpoint of hermes.processes) ------------------
 
 
 @attrs.frozen(slots=True)
-class RecordProcessStart(Request[ProcessRecord]):
+class RecordProcessStart(SideWrite[ProcessRecord]):
     """Insert a process row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_process_start"
-    moves_tails: ClassVar[bool] = False
 
     record: ProcessRecord
 
 
 @attrs.frozen(slots=True)
-class RecordProcessFinish(Request[ProcessRecord]):
+class RecordProcessFinish(SideWrite[ProcessRecord]):
     """Mark a running process ``exited``, ``killed`` or ``lost``; a no-op if already finished."""
 
     op: ClassVar[str] = "record_process_finish"
-    moves_tails: ClassVar[bool] = False
 
     process_id: str
     status: ProcessRecordStatus
@@ -253,11 +277,10 @@ class RecordProcessFinish(Request[ProcessRecord]):
 
 
 @attrs.frozen(slots=True)
-class ClaimProcess(Request[ProcessRecord]):
+class ClaimProcess(SideWrite[ProcessRecord]):
     """Make this daemon process the owner of a running process (adoption after a restart)."""
 
     op: ClassVar[str] = "claim_process"
-    moves_tails: ClassVar[bool] = False
 
     process_id: str
     owner_pid: int
@@ -267,17 +290,16 @@ class ClaimProcess(Request[ProcessRecord]):
 
 
 @attrs.frozen(slots=True)
-class ForgetProcess(Request[bool]):
+class ForgetProcess(SideWrite[bool]):
     """Delete a process row (a foreground command's, once its group is reaped); a no-op if none."""
 
     op: ClassVar[str] = "forget_process"
-    moves_tails: ClassVar[bool] = False
 
     process_id: str
 
 
 @attrs.frozen(slots=True)
-class ListProcesses(Request[list[ProcessRecord]]):
+class ListProcesses(Read[list[ProcessRecord]]):
     """Process rows, oldest first: one session's or all, optionally only running ones.
 
     ``foreground``: only foreground commands' groups (True), only background
@@ -285,12 +307,10 @@ class ListProcesses(Request[list[ProcessRecord]]):
     """
 
     op: ClassVar[str] = "list_processes"
-    writes: ClassVar[bool] = False
 
     session_id: str | None = None
     active_only: bool = False
     limit: int = 1000
-    deadline: float = math.inf
     foreground: bool | None = None
 
 
@@ -298,11 +318,10 @@ class ListProcesses(Request[list[ProcessRecord]]):
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationStart(Request[DelegationRecord]):
+class RecordDelegationStart(SideWrite[DelegationRecord]):
     """Insert a delegation row (status ``running``); its id must be new."""
 
     op: ClassVar[str] = "record_delegation_start"
-    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
     session_id: str
@@ -310,46 +329,40 @@ class RecordDelegationStart(Request[DelegationRecord]):
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationFinish(Request[DelegationRecord]):
+class RecordDelegationFinish(SideWrite[DelegationRecord]):
     """Mark a running delegation ``finished`` with its result; a no-op once finished."""
 
     op: ClassVar[str] = "record_delegation_finish"
-    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
     result: str
 
 
 @attrs.frozen(slots=True)
-class RecordDelegationDelivered(Request[DelegationRecord]):
+class RecordDelegationDelivered(SideWrite[DelegationRecord]):
     """Mark a finished delegation ``delivered`` (a turn took its result); idempotent."""
 
     op: ClassVar[str] = "record_delegation_delivered"
-    moves_tails: ClassVar[bool] = False
 
     delegation_id: str
 
 
 @attrs.frozen(slots=True)
-class ListCompactions(Request[list[CompactionRecord]]):
+class ListCompactions(Read[list[CompactionRecord]]):
     """A session's compactions, oldest first."""
 
     op: ClassVar[str] = "list_compactions"
-    writes: ClassVar[bool] = False
 
     session_id: str
     limit: int = 1000
-    deadline: float = math.inf
 
 
 @attrs.frozen(slots=True)
-class ListDelegations(Request[list[DelegationRecord]]):
+class ListDelegations(Read[list[DelegationRecord]]):
     """A session's delegation rows, oldest first; only undelivered ones if ``pending_only``."""
 
     op: ClassVar[str] = "list_delegations"
-    writes: ClassVar[bool] = False
 
     session_id: str
     pending_only: bool = False
     limit: int = 1000
-    deadline: float = math.inf

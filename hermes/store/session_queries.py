@@ -10,13 +10,14 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import apsw
 
 from hermes.model.types import Usage
 
 from .errors import InvalidRequest, SessionEnded, SessionExists, SessionNotFound
+from .operations import Abort, operation
 from .records import SessionInfo
 from .requests import (
     AddUsage,
@@ -28,9 +29,6 @@ from .requests import (
     ReopenSession,
     SetTitle,
 )
-
-if TYPE_CHECKING:
-    from .queries import Abort
 
 MAX_LIMIT = 1000
 """Most rows a list or search returns."""
@@ -146,6 +144,7 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
 
 
+@operation(CreateSession)
 def create_session(conn: apsw.Connection, req: CreateSession, abort: Abort) -> SessionInfo:
     op = req.op
     session_id = new_session_id() if req.session_id is None else req.session_id
@@ -170,6 +169,7 @@ def create_session(conn: apsw.Connection, req: CreateSession, abort: Abort) -> S
     return session_row(conn, op, session_id)
 
 
+@operation(AddUsage)
 def add_usage(conn: apsw.Connection, req: AddUsage, abort: Abort) -> SessionInfo:
     session_row(conn, req.op, req.session_id)
     if not isinstance(req.usage, Usage):
@@ -179,6 +179,7 @@ def add_usage(conn: apsw.Connection, req: AddUsage, abort: Abort) -> SessionInfo
     return session_row(conn, req.op, req.session_id)
 
 
+@operation(SetTitle)
 def set_title(conn: apsw.Connection, req: SetTitle, abort: Abort) -> SessionInfo:
     session_row(conn, req.op, req.session_id)
     if req.title is not None and not isinstance(req.title, str):
@@ -190,6 +191,7 @@ def set_title(conn: apsw.Connection, req: SetTitle, abort: Abort) -> SessionInfo
     return session_row(conn, req.op, req.session_id)
 
 
+@operation(EndSession)
 def end_session(conn: apsw.Connection, req: EndSession, abort: Abort) -> SessionInfo:
     open_session_row(conn, req.op, req.session_id)
     if not isinstance(req.reason, str) or not req.reason:
@@ -202,6 +204,7 @@ def end_session(conn: apsw.Connection, req: EndSession, abort: Abort) -> Session
     return session_row(conn, req.op, req.session_id)
 
 
+@operation(EndSessions)
 def end_sessions(conn: apsw.Connection, req: EndSessions, abort: Abort) -> tuple[str, ...]:
     """End every session of ``req.session_ids`` still open; the ids it ended.
 
@@ -227,6 +230,7 @@ def end_sessions(conn: apsw.Connection, req: EndSessions, abort: Abort) -> tuple
     return tuple(ended)
 
 
+@operation(ReopenSession)
 def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> SessionInfo:
     info = session_row(conn, req.op, req.session_id)
     if info.archive_of is not None:
@@ -244,6 +248,7 @@ def reopen_session(conn: apsw.Connection, req: ReopenSession, abort: Abort) -> S
     return session_row(conn, req.op, req.session_id)
 
 
+@operation(GetSession)
 def get_session(conn: apsw.Connection, req: GetSession, abort: Abort) -> SessionInfo:
     return session_row(conn, req.op, req.session_id)
 
@@ -254,6 +259,7 @@ def check_limit(op: str, limit: object) -> int:
     return limit
 
 
+@operation(ListSessions)
 def list_sessions(conn: apsw.Connection, req: ListSessions, abort: Abort) -> list[SessionInfo]:
     limit = check_limit(req.op, req.limit)
     where: list[str] = ["archive_of IS NULL"]

@@ -16,7 +16,8 @@ from hermes.store import (
     RequestAborted,
     migrate,
 )
-from hermes.store.queries import Abort, fts_query, run_request
+from hermes.store.operations import Abort
+from hermes.store.queries import fts_query, run_request
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from hermes.store import (
     SeqConflict,
     SessionEnded,
     SessionNotFound,
+    SetTitle,
     StoreClient,
     spawn_store,
 )
@@ -214,7 +215,7 @@ async def test_title_end_and_reopen(store: StoreClient) -> None:
     with trio.fail_after(10):
         info = await store.create_session(model="m")
         assert info.title is None
-        titled = await store.set_title(info.id, "Refactor the parser")
+        titled = await store.request(SetTitle(info.id, "Refactor the parser"))
         assert titled.title == "Refactor the parser"
         assert titled.updated_at >= info.updated_at
 
