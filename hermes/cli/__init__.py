@@ -9,7 +9,8 @@
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|login|serve]`` |
 | ``mcp_serve.py`` | ``mcp serve``: the daemon as an MCP server over stdio |
-| ``skills_commands.py`` | ``skills [list|show|trust|untrust]``, ``curator [lock|unlock]`` |
+| ``skills_commands.py`` | ``skills [list|show|install|remove|trust|untrust]`` |
+| ``curator_commands.py`` | ``curator [status|run|lock|unlock]`` |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
@@ -21,6 +22,7 @@ from . import (
     chat,
     commands,
     cron_commands,
+    curator_commands,
     daemon_commands,
     fake_provider,
     mcp_commands,
@@ -35,6 +37,7 @@ __all__ = [
     "chat",
     "commands",
     "cron_commands",
+    "curator_commands",
     "daemon_commands",
     "fake_provider",
     "main",

@@ -1,4 +1,4 @@
-"""``hermes skills [list|show|install|remove|trust|untrust]``, ``hermes curator ...``.
+"""``hermes skills [list|show|install|remove|trust|untrust]``: read from disk.
 
 These read the skill folders and the config file directly (no daemon needed):
 the user's skills under the data directory, the bundled ones, and the
@@ -15,7 +15,8 @@ import click
 from .app import fail, main, print_json
 
 
-def _library() -> tuple[Any, Path]:
+def library_and_config() -> tuple[Any, Path]:
+    """The skill places from the configuration, and the config file's path."""
     from hermes.daemon.config import ConfigError, prepare
     from hermes.skills import SkillLibrary
 
@@ -46,7 +47,7 @@ def list_skills(cwd: Path = Path("."), as_json: bool = False) -> None:
     """The skills a session in CWD sees, and the ones skipped or quarantined, with why."""
     from hermes.skills.views import listing
 
-    library, _ = _library()
+    library, _ = library_and_config()
     if as_json:
         print_json(listing(library, cwd))
         return
@@ -74,7 +75,7 @@ def show(name: str, cwd: Path = Path(".")) -> None:
     """A skill's body and supporting files, as skill_view gives it."""
     from hermes.skills.tool import view
 
-    library, _ = _library()
+    library, _ = library_and_config()
     outcome = view(library.look(cwd), name, None)
     if outcome.is_error:
         fail(outcome.content)
@@ -94,7 +95,7 @@ def install(path: Path, force: bool = False, as_json: bool = False) -> None:
     from hermes.skills import SkillWriteError
     from hermes.skills.views import installed
 
-    library, _ = _library()
+    library, _ = library_and_config()
     try:
         done = installed(library, path, force=force)
     except SkillWriteError as exc:
@@ -115,7 +116,7 @@ def remove(name: str) -> None:
     from hermes.skills import SkillWriteError
     from hermes.skills.views import removed
 
-    library, _ = _library()
+    library, _ = library_and_config()
     try:
         done = removed(library, name)
     except SkillWriteError as exc:
@@ -140,7 +141,7 @@ def untrust(project: Path) -> None:
 def _set(project: Path, trusted: bool) -> None:
     from hermes.skills.trust import TrustError, set_trust
 
-    _, config_file = _library()
+    _, config_file = library_and_config()
     try:
         root, changed = set_trust(config_file, project, trusted)
     except TrustError as exc:
@@ -148,33 +149,3 @@ def _set(project: Path, trusted: bool) -> None:
     verb = "trusted" if trusted else "no longer trusted"
     state = "" if changed else " (already so)"
     click.echo(f"{root}: {verb}{state}; a running daemon applies it when it restarts")
-
-
-@main.group("curator")
-def curator() -> None:
-    """Skill upkeep; for now only locks (the scheduled curator is not built yet)."""
-
-
-@curator.command("lock")
-@click.argument("name")
-def lock(name: str) -> None:
-    """Lock a user skill: the agent's skill_manage refuses to change it."""
-    _lock(name, True)
-
-
-@curator.command("unlock")
-@click.argument("name")
-def unlock(name: str) -> None:
-    """Let the agent change the skill again."""
-    _lock(name, False)
-
-
-def _lock(name: str, locked: bool) -> None:
-    from hermes.skills import SKILL_FILE
-    from hermes.skills.usage import set_locked
-
-    library, _ = _library()
-    if not (library.user_dir / name / SKILL_FILE).is_file():
-        fail(f"no skill '{name}' in {library.user_dir} (only your own skills can be locked)")
-    set_locked(library.user_dir, name, locked)
-    click.echo(f"{name}: {'locked' if locked else 'unlocked'}")

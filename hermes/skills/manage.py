@@ -11,6 +11,8 @@ All writes are atomic and serialised by an ``flock`` on ``.lock``.
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import time
 from contextlib import AbstractContextManager
@@ -18,11 +20,13 @@ from pathlib import Path
 
 import attrs
 
+from .curator_state import note_rename
 from .format import NAME_RE, SKILL_FILE, SUPPORT_DIRS, Skill, parse_skill
 from .scan import scan_text
 from .usage import is_locked, read_usage, skills_lock, write_atomic, write_usage
 
 ARCHIVE_DIR = ".archive"
+_NAME_LINE = re.compile(r"^name:[ \t]*\S+[ \t]*$", re.MULTILINE)
 MAX_FILE_BYTES = 200_000
 
 
@@ -51,7 +55,7 @@ class SkillWriter:
             folder.mkdir(parents=True)
             write_atomic(folder / SKILL_FILE, content)
             usage = read_usage(self.user_dir)
-            usage.setdefault(name, {})["created_by"] = "agent"
+            usage.setdefault(name, {}).update(created_by="agent", created_at=time.time())
             write_usage(self.user_dir, usage)
             return skill
 
@@ -82,6 +86,28 @@ class SkillWriter:
         """Move the skill to ``.archive/<name>-<unix time>``; returns where it went."""
         with self._locked():
             return archive_folder(self.user_dir, self._existing(name))
+
+    def rename(self, name: str, new_name: str) -> Skill:
+        """Move the skill to ``new_name`` (folder and front matter); the curator's next pass
+        rewrites the other skills' references to the old name (seed #271)."""
+        with self._locked():
+            folder = self._existing(name)
+            target = self._folder(new_name)
+            if target.exists():
+                raise SkillWriteError(f"skill '{new_name}' already exists", "exists")
+            text = (folder / SKILL_FILE).read_text(encoding="utf-8")
+            content, count = _NAME_LINE.subn(f"name: {new_name}", text, count=1)
+            if count != 1:
+                raise SkillWriteError(f"{name}/SKILL.md has no 'name: {name}' line", "invalid")
+            skill = self._checked(target, content)
+            os.rename(folder, target)
+            write_atomic(target / SKILL_FILE, content)
+            usage = read_usage(self.user_dir)
+            if name in usage:
+                usage[new_name] = usage.pop(name)
+                write_usage(self.user_dir, usage)
+            note_rename(self.user_dir, name, new_name)
+            return skill
 
     def write_file(self, name: str, file_path: str, content: str) -> Path:
         with self._locked():

@@ -17,7 +17,7 @@ from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
 from .library import SkillLibrary
 from .manage import SkillWriteError, SkillWriter
 
-ACTIONS = ("create", "edit", "patch", "delete", "write_file")
+ACTIONS = ("create", "edit", "patch", "delete", "rename", "write_file")
 
 
 class SkillManageTool(Tool):
@@ -31,8 +31,9 @@ class SkillManageTool(Tool):
         "(content = the whole SKILL.md: '---' front matter with name and a one-line "
         "description, '---', then the steps), edit (content replaces SKILL.md), patch "
         "(old_text, a part that occurs once, becomes new_text), delete (archived, "
-        "recoverable), write_file (file_path under references/, scripts/ or assets/, "
-        "file_content). Write a skill after a hard task that will come back, not for "
+        "recoverable), rename (new_name; references in your other skills follow), "
+        "write_file (file_path under references/, scripts/ or assets/, file_content). "
+        "Write a skill after a hard task that will come back, not for "
         "one-off facts. Skills the person locked cannot be changed."
     )
     input_schema: Mapping[str, Any] = {
@@ -43,6 +44,7 @@ class SkillManageTool(Tool):
             "content": {"type": "string", "description": "The whole SKILL.md (create, edit)."},
             "old_text": {"type": "string", "description": "Text to replace (patch)."},
             "new_text": {"type": "string", "description": "Its replacement (patch)."},
+            "new_name": {"type": "string", "description": "The skill's new name (rename)."},
             "file_path": {"type": "string", "description": "e.g. references/x.md (write_file)."},
             "file_content": {"type": "string", "description": "The file's text (write_file)."},
         },
@@ -60,6 +62,7 @@ class SkillManageTool(Tool):
             "edit": ("content",),
             "patch": ("old_text", "new_text"),
             "delete": (),
+            "rename": ("new_name",),
             "write_file": ("file_path", "file_content"),
         }[action]
         missing = [key for key in needed if not isinstance(args.get(key), str)]
@@ -88,5 +91,8 @@ class SkillManageTool(Tool):
         if action == "delete":
             target = writer.delete(name)
             return f"Archived skill '{name}' to {target} (recoverable)."
+        if action == "rename":
+            skill = writer.rename(name, args["new_name"])
+            return f"Renamed skill '{name}' to '{skill.name}'."
         path = writer.write_file(name, args["file_path"], args["file_content"])
         return f"Wrote {path.relative_to(writer.user_dir)}."

@@ -28,6 +28,7 @@ from .prompt import (
     index_text,
     pinned_text,
 )
+from .usage import record_use
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ def user_text(
         invoked = skill_invocation(text, seen)
         if invoked is not None:
             text = invocation_message(*invoked)
+            if invoked[0].source == "user":
+                record_use(library.user_dir, invoked[0].name)
         else:
             word, _, rest = text.strip().partition(" ")
             if word == "/" + LEARN_COMMAND:

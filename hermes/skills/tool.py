@@ -3,7 +3,8 @@
 The system prompt lists only names and descriptions; the model calls this
 when a task matches one. Quarantined and unknown skills are refused with the
 names that do exist; a file must lie inside the skill's ``references/``,
-``scripts/`` or ``assets/`` folder.
+``scripts/`` or ``assets/`` folder. Loading a user skill records its use
+(``usage.record_use``: the curator's activity date).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
 
 from .format import SUPPORT_DIRS, Skill
 from .library import SkillLibrary, SkillSet
+from .usage import record_use
 
 MAX_FILE_CHARS = 60_000
 
@@ -53,8 +55,15 @@ class SkillViewTool(Tool):
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         name = str(args["name"])
         file = args.get("file")
-        seen = await trio.to_thread.run_sync(self.library.look, ctx.cwd)
-        return view(seen, name, None if file is None else str(file))
+        return await trio.to_thread.run_sync(self._view, ctx.cwd, name, file)
+
+    def _view(self, cwd: Path, name: str, file: object) -> ToolOutcome:
+        seen = self.library.look(cwd)
+        outcome = view(seen, name, None if file is None else str(file))
+        skill = seen.get(name)
+        if not outcome.is_error and skill is not None and skill.source == "user":
+            record_use(self.library.user_dir, skill.name)  # the curator's activity date
+        return outcome
 
 
 def view(seen: SkillSet, name: str, file: str | None) -> ToolOutcome:

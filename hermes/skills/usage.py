@@ -73,6 +73,7 @@ def record_use(user_dir: Path, name: str, now: float | None = None) -> None:
             record = usage.setdefault(name, {})
             record["last_used"] = time.time() if now is None else now
             record["uses"] = int(record.get("uses", 0)) + 1
+            record.pop("state", None)  # used again: no longer stale
             write_usage(user_dir, usage)
     except (OSError, ValueError, TypeError) as exc:
         log.warning("use of skill %s not recorded: %s", name, exc)
