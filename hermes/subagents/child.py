@@ -16,14 +16,18 @@ A child is an ordinary ``SessionActor`` with:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
+from actors import ActorRef
 from hermes.processes import HandoffTarget
 from hermes.session import ChildHost, ChildOwner, SessionConfig, SessionDeps
 from hermes.tools import ToolRegistry
 from hermes.tools.builtin.process_tool import ProcessTool
 
 from .config import SubagentConfig
+from .driver import ChildPlan
 from .output import schema_instructions
 from .progress import Progress
 from .tasks import TaskSpec
@@ -110,3 +114,33 @@ def handoff_target(owner: ChildOwner, progress: Progress) -> HandoffTarget | Non
 def first_prompt(task: TaskSpec) -> str:
     """The child's first user message."""
     return f"Begin your task: {task.goal}"
+
+
+def child_plan(
+    *,
+    owner: ChildOwner,
+    config: SubagentConfig,
+    depth: int,
+    subagent_id: str,
+    task: TaskSpec,
+    progress: Progress,
+    supervisor: ActorRef,
+    host_for: Callable[[int], ChildHost],
+) -> ChildPlan:
+    """What the driver of one task gets: the child at ``depth + 1``, fully prepared."""
+    child_depth = depth + 1
+    orchestrate = may_orchestrate(config, task, child_depth)
+    registry = child_registry(owner.deps.registry, task, config.blocked_tools, orchestrate)
+    host = host_for(child_depth) if orchestrate else None
+    return ChildPlan(
+        subagent_id=subagent_id,
+        parent_session_id=owner.session_id,
+        supervisor=supervisor,
+        task=task,
+        config=child_config(owner.config, config, subagent_id, task),
+        deps=child_deps(owner.deps, registry, host, handoff_target(owner, progress)),
+        progress=progress,
+        prompt=first_prompt(task),
+        schema_retries=config.schema_retries,
+        close_timeout=config.close_timeout,
+    )

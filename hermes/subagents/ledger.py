@@ -9,19 +9,48 @@ of a report live here rather than among the supervisor's message handling.
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import attrs
+import trio
 
-from actors import OwnedTask, Reply
+from actors import ActorRef, MonitorRef, Reply
+from hermes.store import StoreClient, StoreError
 
-from .driver import ChildDriver, RunOutcome
 from .gate import Ticket
 from .messages import SubagentInfo
+from .outcome import RunOutcome
 from .progress import Progress
-from .results import TaskResult, TaskStatus
+from .results import TaskResult, TaskStatus, cap_summary
 from .tasks import TaskSpec
+from .verdicts import task_verdict
+
+log = logging.getLogger(__name__)
 
 
-@attrs.define(eq=False, slots=True)
+class Activity:
+    """What the owning session reads of its subagent supervisor without a call.
+
+    A published snapshot: written only by the supervisor (whenever its batches
+    change), read synchronously by the session after its turn is gone, so a
+    cancel with no batch running skips the ``Cancel`` round trip. A batch is
+    counted before the supervisor's first ``await`` in handling it, and a
+    ``Delegate`` still in the mailbox whose caller went away starts nothing.
+    """
+
+    __slots__ = ("batches",)
+
+    def __init__(self) -> None:
+        self.batches = 0
+        """Delegations with a task queued or running."""
+
+    def idle(self) -> bool:
+        """True while a hard stop would find nothing to stop."""
+        return self.batches == 0
+
+
+@attrs.define(eq=False, slots=True, kw_only=True)
 class BatchRecord:
     """One ``delegate_task`` call: its children and how it is to be answered."""
 
@@ -40,7 +69,7 @@ class BatchRecord:
     """Stopped by a hard cancel of the owner: its result is recorded, not delivered as input."""
 
 
-@attrs.define(eq=False, slots=True)
+@attrs.define(eq=False, slots=True, kw_only=True)
 class ChildRecord:
     """One task of a batch, from queued to done."""
 
@@ -53,9 +82,16 @@ class ChildRecord:
     state: str = "queued"
     """queued, running or done."""
     started_at: float | None = None
-    driver: ChildDriver | None = None
-    driving: OwnedTask | None = None
-    """The supervisor's task running ``driver``."""
+    driver: ActorRef | None = None
+    """The child's driver task (a child of the supervisor's ``DynamicSupervisor``)."""
+    monitor: MonitorRef | None = None
+    """The supervisor's monitor of ``driver``: its ``Down`` backs up a lost ``ChildEnded``."""
+    session: ActorRef | None = None
+    """The child session, once its driver said it is up (``SessionUp``)."""
+    stop_requested: str | None = None
+    """A soft stop came before the session was up: the driver is told so when it is."""
+    outcome: RunOutcome | None = None
+    """What the driver reported (``ChildEnded``)."""
     verdict: tuple[TaskStatus, str] | None = None
     """Set by the supervisor before it stops the child: why the task ended."""
     result: TaskResult | None = None
@@ -116,3 +152,37 @@ def child_info(child: ChildRecord, now: float, queue_position: int) -> SubagentI
         queue_position=queue_position,
         detail=child.result.detail if child.result is not None else "",
     )
+
+
+async def settle(child: ChildRecord, now: float, spill: Path) -> TaskResult:
+    """The result of an ended task: the supervisor's verdict or the one of its outcome,
+    with the summary capped (the full text saved to ``spill`` when cut)."""
+    outcome = child.outcome
+    if child.verdict is not None:
+        status, detail = child.verdict
+    else:
+        status, detail = task_verdict(outcome, has_schema=child.task.output_schema is not None)
+    text = outcome.text if outcome is not None else ""
+    try:
+        summary, path = await cap_summary(text, child.batch.cap, spill)
+    except OSError as error:
+        summary, path = text[: child.batch.cap], None
+        detail = f"{detail}; the full summary could not be saved: {error}".lstrip("; ")
+    return task_result(child, outcome, status, detail, summary, path, now)
+
+
+async def mark_ended(store: StoreClient, children: list[ChildRecord], timeout: float) -> None:
+    """Children whose sessions were killed, not closed: mark those ended in the store, one
+    request per verdict (a mass cancel is one transaction, not one per child)."""
+    by_reason: dict[str, list[str]] = {}
+    for child in children:
+        session_id = child.progress.session_id
+        if session_id is not None:
+            verdict = child.verdict[0].value if child.verdict is not None else "stopped"
+            by_reason.setdefault(f"subagent {verdict}", []).append(session_id)
+    with trio.move_on_after(timeout):
+        for reason, session_ids in by_reason.items():
+            try:
+                await store.end_sessions(session_ids, reason)
+            except StoreError as error:
+                log.debug("subagents: %d sessions not marked ended: %s", len(session_ids), error)

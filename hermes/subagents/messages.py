@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from actors import Call
+from actors import ActorRef, Call
 
+from .outcome import RunOutcome
 from .tasks import TaskSpec
 
 if TYPE_CHECKING:  # named in the reply type (a string: ruff does not read it there)
@@ -39,6 +40,27 @@ class Admitted:
     """The gate admitted a queued task (cast by the gate's callback)."""
 
     subagent_id: str
+
+
+@attrs.frozen(slots=True)
+class SessionUp(Call["str | None"]):
+    """A driver's child session is running (call, from the driver): the supervisor records
+    its ref (steers and interrupts go straight to it) and answers ``None`` to go on, or the
+    reason of a stop asked for while the session was starting."""
+
+    subagent_id: str
+    session: ActorRef
+
+
+@attrs.frozen(slots=True)
+class ChildEnded:
+    """A driver's result (cast, the last thing its body does, however it ends)."""
+
+    subagent_id: str
+    outcome: RunOutcome
+    closed: bool = True
+    """The driver closed its session; False: it failed or was cancelled, and the session
+    is killed with it (the supervisor marks its row ended)."""
 
 
 @attrs.frozen(slots=True)

@@ -13,8 +13,10 @@ from collections.abc import Callable
 import trio
 
 from hermes.processes import ProcessInfo
-from hermes.session import SessionEvent
+from hermes.session import EventHub, SessionEvent
 from hermes.session import events as ev
+
+from .events import SubagentProgress
 
 TRACE_LIMIT = 100
 """Tool calls kept in a child's trace (the count keeps going)."""
@@ -98,3 +100,16 @@ class Progress:
     def _notify(self) -> None:
         if self.notify is not None:
             self.notify(self)
+
+
+def hub_notifier(hub: EventHub, subagent_id: str) -> Callable[[Progress], None]:
+    """A ``Progress.notify`` that publishes ``SubagentProgress`` on the parent's hub."""
+
+    def notify(progress: Progress) -> None:
+        hub.publish(
+            SubagentProgress(
+                subagent_id, progress.iteration, progress.current_tool, progress.activity
+            )
+        )
+
+    return notify

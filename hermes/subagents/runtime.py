@@ -42,7 +42,7 @@ class SubagentHost:
         supervisor = SubagentSupervisor(self.runtime, owner, self.depth)
         ref = await ctx.spawn(supervisor, name="subagents")
         service = SubagentService(ref, self.runtime.config, self.runtime.gate, self.depth)
-        return HostedChildren(ref, {SubagentService: service}, idle=supervisor.idle)
+        return HostedChildren(ref, {SubagentService: service}, idle=supervisor.activity.idle)
 
 
 class SubagentRuntime:

@@ -1,28 +1,31 @@
-"""``SubagentSupervisor``: one per session that may delegate; owns its child subtrees.
+"""``SubagentSupervisor``: one per session that may delegate; admission on top of a
+``DynamicSupervisor`` of the session's children.
 
     session-<id> (SessionActor)
     |-- processes
-    |-- subagents (SubagentSupervisor)    this module: admission, liveness, results
-    |   |-- sa-1-1a2b3c4d (SessionActor)  a child, depth + 1, driven by a task
-    |   `-- sa-2-5e6f7a8b ...             of the supervisor (``driver.py``)
+    |-- subagents (SubagentSupervisor)      this module: admission, liveness, results
+    |   `-- sup (DynamicSupervisor)         template: a driver task, temporary
+    |       |-- sa-1-1a2b3c4d (ChildDriver) a Task[RunOutcome] (``driver.py``)
+    |       |   `-- session (SessionActor)  the child, depth + 1
+    |       `-- sa-2-5e6f7a8b ...
     `-- turn-<n>
 
 - **Delegate** (from the ``delegate_task`` tool): the batch goes through the
-  daemon-wide ``SpawnGate``; admitted tasks start their drivers at once, the
-  others wait (``SubagentQueued`` with their position) and start in order.
-  Inline batches are answered when every task has ended; background ones at
-  once with their id, then their result travels to the parent session's
-  mailbox as ``MachineInput`` (recorded in the store first).
-- **Liveness**: every ``check_interval`` the supervisor reads each child's
-  ``Progress``; silent for longer than ``stale_between_tools`` (or
-  ``stale_in_tool`` while a tool runs) the child is killed and the task
-  ends ``stalled`` with its last activity; past ``child_timeout``,
-  ``timed_out``.
-- **Stop and steer**: a soft ``Interrupt`` (forwarded by the session) goes to
-  every running child and stops the queued ones; ``Cancel`` kills every
-  child at once and answers when all are gone; one child is listed, steered
-  or stopped by id (the owning session forwards those verbs). A task admitted
-  after its batch was stopped never starts.
+  daemon-wide ``SpawnGate``; each admitted task is started from the template
+  (``start_child``), the others wait (``SubagentQueued``) and start in order.
+  Inline batches are answered when every task has ended, background ones at
+  once; their result goes to the parent's mailbox (``deliveries.py``).
+- **Results are values**: a driver's outcome arrives as ``ChildEnded`` (or,
+  if it could not send one, as the ``Down`` of this supervisor's monitor).
+  A child's crash is its task's ``failed`` result; the parent is untouched.
+- **Liveness**: every ``check_interval`` each child's ``Progress`` is read;
+  silent past ``stale_between_tools`` (``stale_in_tool`` in a tool) the
+  child is killed, ``stalled``; past ``child_timeout``, ``timed_out``.
+- **Stop and steer**: a soft ``Interrupt`` reaches every running child
+  session and ends the queued tasks; ``Cancel`` kills every driver at once
+  (each with its session's subtree) and answers when all are gone; one child
+  is listed, steered or stopped by id. A task admitted after its batch was
+  stopped never starts.
 """
 
 from __future__ import annotations
@@ -30,22 +33,21 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import trio
 
 from actors import (
     Actor,
+    ActorError,
     ActorExited,
+    ActorRef,
     CallTimeout,
-    Exit,
+    Down,
     ExitReason,
     MailboxConfig,
     MailboxFull,
-    NotRunning,
-    Overflow,
-    TaskEnded,
+    Reply,
     Timer,
     kill_all,
 )
@@ -54,41 +56,33 @@ from hermes.session import (
     ChildOwner,
     Interrupt,
     ListSubagents,
-    MachineInput,
     Refused,
     Steer,
     SteerSubagent,
     StopSubagent,
 )
-from hermes.session import events as session_events
-from hermes.store import StoreError
+from supervisors import DynamicSupervisor, Restart, SupervisorClient, task_spec
 
 from . import events as ev
-from .child import (
-    child_config,
-    child_deps,
-    child_registry,
-    first_prompt,
-    handoff_target,
-    may_orchestrate,
-)
-from .driver import ChildDriver, ChildPlan, RunOutcome
+from .child import child_plan
+from .deliveries import Deliveries
+from .driver import ChildDriver
 from .errors import AtCapacity, DelegationError, UnknownSubagent
 from .gate import ParentSlots, Ticket
-from .ledger import BatchRecord, ChildRecord, child_info, task_result
-from .messages import Abandon, Admitted, Check, Delegate, SubagentInfo
-from .progress import Progress
+from .ledger import Activity, BatchRecord, ChildRecord, child_info, mark_ended, settle
+from .messages import Abandon, Admitted, Check, ChildEnded, Delegate, SessionUp, SubagentInfo
+from .outcome import RunOutcome
+from .progress import Progress, hub_notifier
 from .results import (
     BatchResult,
     DelegationStarted,
     TaskResult,
     TaskStatus,
-    cap_summary,
     format_batch,
     summary_cap,
 )
 from .service import spawn_checks
-from .verdicts import liveness_verdict, task_verdict
+from .verdicts import liveness_verdict
 
 if TYPE_CHECKING:  # runtime.py imports this module
     from .runtime import SubagentRuntime
@@ -96,19 +90,16 @@ if TYPE_CHECKING:  # runtime.py imports this module
 log = logging.getLogger(__name__)
 
 STEER_TIMEOUT = 5.0
-LOST_TEXT = (
-    "[Background delegation {id} was lost: the daemon stopped while it ran, and its "
-    "subagents with it. Goals: {goals}. Nothing of their work was reported; run them again "
-    "if they are still needed.]"
-)
+START_TIMEOUT = 30.0
+"""Bound on starting one child through the ``DynamicSupervisor``."""
+CHILDREN = "sup"
+"""The ``DynamicSupervisor``'s name; its children are named by their subagent ids."""
 
 
 class SubagentSupervisor(Actor):
     """Owns one session's children; see the module docstring."""
 
-    trap_exits = True
-    stop_children_concurrently = True
-    mailbox = MailboxConfig(capacity=4096, overflow=Overflow.FAIL)
+    mailbox = MailboxConfig(capacity=4096)  # block: a driver's report waits for room
     shutdown_budget = 10.0
 
     def __init__(self, runtime: SubagentRuntime, owner: ChildOwner, depth: int) -> None:
@@ -117,41 +108,30 @@ class SubagentSupervisor(Actor):
         self.owner = owner
         self.depth = depth
         self.slots = ParentSlots(self.config.max_concurrent_children)
+        self.activity = Activity()
+        """Published to the owning session (``HostedChildren.idle``); written only here."""
+        self.deliveries = Deliveries(owner)
         self._batches: dict[str, BatchRecord] = {}
         self._children: dict[str, ChildRecord] = {}
         self._finished: deque[str] = deque()
         self._admitted: list[ChildRecord] = []
         self._admit_pending = False
-        self._undelivered: list[MachineInput] = []
         self._timer: Timer | None = None
+        self._sup: SupervisorClient | None = None
         self._numbers = 0
-        self._in_hand = False
 
     # -- lifecycle -------------------------------------------------------------------
 
     async def on_start(self) -> None:
+        template = task_spec(
+            "sa", ChildDriver, restart=Restart.TEMPORARY, shutdown=self.config.close_timeout
+        )
+        ref = await self.ctx.spawn(
+            DynamicSupervisor(template), name=CHILDREN, shutdown=self.shutdown_budget
+        )
+        self._sup = SupervisorClient(ref, timeout=START_TIMEOUT)
         self._timer = self.ctx.send_interval(self.config.check_interval, Check())
-        await self._recover()
-
-    async def _recover(self) -> None:
-        """Deliver background results a previous daemon finished but never delivered;
-        report the ones it was running as lost (their children died with it)."""
-        store = self.owner.deps.store
-        try:
-            pending = await store.list_delegations(self.owner.session_id, pending_only=True)
-        except StoreError as error:
-            log.warning("subagents of %s: recovery failed: %s", self.owner.session_id, error)
-            return
-        for record in pending:
-            text = record.result
-            if record.status == "running":
-                text = LOST_TEXT.format(id=record.id, goals=record.goals)
-                try:
-                    await store.record_delegation_finish(record.id, text)
-                except StoreError as error:
-                    log.warning("subagents: could not mark %s lost: %s", record.id, error)
-            if text is not None:
-                self._deliver(record.id, text)
+        await self.deliveries.recover(self.ctx.parent)
 
     async def on_stop(self, reason: ExitReason) -> None:
         # No await needed: free the daemon-wide slots and forget the ids at once.
@@ -159,67 +139,63 @@ class SubagentSupervisor(Actor):
             self.runtime.gate.release(child.ticket)
             self.runtime.forget(child.id)
 
-    def idle(self) -> bool:
-        """Nothing a hard stop could stop: no batch, no message in hand or waiting.
-
-        Read by the owning session after its turn is gone, so it can skip the
-        ``Cancel`` round trip (two scheduler passes of every cancel's latency).
-        """
-        return not self._batches and not self._in_hand and self.ctx.mailbox_depth == 0
-
     # -- the mailbox -----------------------------------------------------------------
 
     async def receive(self, message: object) -> object:
-        self._in_hand = True
         try:
-            return await self._receive(message)
-        finally:
-            self._in_hand = False
-
-    async def _receive(self, message: object) -> object:
-        if isinstance(message, TaskEnded):
-            child = self._children.get(message.task.name)  # a driver is named by its child
-            if child is not None and child.driving is message.task:
-                await self._finish(child)  # once: a child already finished is left alone
-            return None
-        if isinstance(message, Exit):
-            return None  # a child session's end: its driver's TaskEnded carries it
-        if isinstance(message, Admitted):
-            await self._start_admitted()
-            return None
-        if isinstance(message, Check):
-            await self._check()
-            return None
-        if isinstance(message, Abandon):
-            await self._stop_batch(message.delegation_id, message.reason)
-            return None
-        if isinstance(message, Interrupt):
-            await self._soft_stop(message.reason)
-            return None
-        try:
-            return await self._handle(message)
+            return await self._dispatch(message)
         except DelegationError as error:
             return Refused(error)
 
-    async def _handle(self, message: object) -> object:
-        if isinstance(message, Delegate):
-            return await self._delegate(message)
-        if isinstance(message, Cancel):
-            await self._hard_stop(message.reason)
-            return None
-        if isinstance(message, ListSubagents):
-            return self._list()
-        if isinstance(message, SteerSubagent):
-            return await self._steer(message.subagent_id, message.text)
-        if isinstance(message, StopSubagent):
-            return await self._stop_one(message.subagent_id, message.reason)
-        raise DelegationError(f"the subagent supervisor does not handle {type(message).__name__}")
+    async def _dispatch(self, message: object) -> object:
+        match message:
+            case ChildEnded(subagent_id=subagent_id, outcome=outcome, closed=closed):
+                await self._ended(subagent_id, outcome, closed)
+            case Down(actor=driver, reason=reason):
+                await self._driver_down(driver, reason)
+            case SessionUp(subagent_id=subagent_id, session=session):
+                return self._session_up(subagent_id, session)
+            case Admitted():
+                await self._start_admitted()
+            case Check():
+                await self._check()
+            case Abandon(delegation_id=delegation_id, reason=reason):
+                await self._stop_batch(delegation_id, reason)
+            case Interrupt(reason=reason):
+                await self._soft_stop(reason)
+            case Delegate():
+                await self._delegate(message)
+            case Cancel(reason=reason):
+                await self._hard_stop(reason)
+            case ListSubagents():
+                return self._list()
+            case SteerSubagent(subagent_id=subagent_id, text=text):
+                return await self._steer(subagent_id, text)
+            case StopSubagent(subagent_id=subagent_id, reason=reason):
+                return await self._stop_one(subagent_id, reason)
+            case _:
+                raise DelegationError(
+                    f"the subagent supervisor does not handle {type(message).__name__}"
+                )
+        return None
 
     # -- delegation ------------------------------------------------------------------
 
-    async def _delegate(self, request: Delegate) -> object:
-        spawn_checks(self.runtime.gate, self.config, self.depth)
+    async def _delegate(self, request: Delegate) -> None:
+        """Answered through a deferred reply: inline when the batch ends, background at once."""
+        reply = self.ctx.defer_reply() if self.ctx.handling_call else None
+        if reply is not None and reply.caller_gave_up:
+            return  # its tool call went away while this waited (the turn is gone): start nothing
+        try:
+            answer: object = await self._open_batch(request, reply)
+        except DelegationError as error:
+            answer = Refused(error)
+        if answer is not None and reply is not None:
+            reply.send(answer)
+
+    async def _open_batch(self, request: Delegate, reply: Reply | None) -> object:
         config = self.config
+        spawn_checks(self.runtime.gate, config, self.depth)
         if request.background:
             running = sum(1 for b in self._batches.values() if b.background)
             if running >= config.max_background:
@@ -231,53 +207,45 @@ class SubagentSupervisor(Actor):
             raise DelegationError(f"delegation {request.delegation_id} already exists")
         now = trio.current_time()
         cap = summary_cap(config, self.owner.remaining_context(), len(request.tasks))
-        batch = BatchRecord(request.delegation_id, request.background, cap, now)
+        batch = BatchRecord(
+            id=request.delegation_id, background=request.background, cap=cap, started_at=now
+        )
         for task in request.tasks:
             self._numbers += 1
             child_id = f"sa-{self._numbers}-{secrets.token_hex(4)}"
-            ticket = Ticket(child_id, self.slots, self._on_admit)
-            progress = Progress(self._progress_notifier(child_id))
-            batch.children.append(ChildRecord(child_id, task, batch, ticket, progress, now))
+            batch.children.append(
+                ChildRecord(
+                    id=child_id,
+                    task=task,
+                    batch=batch,
+                    ticket=Ticket(child_id, self.slots, self._on_admit),
+                    progress=Progress(hub_notifier(self.owner.hub, child_id)),
+                    queued_at=now,
+                )
+            )
         queued = self.runtime.gate.submit([c.ticket for c in batch.children])  # may refuse
         batch.remaining = len(batch.children)
         self._batches[batch.id] = batch
+        self.activity.batches = len(self._batches)
         for child in batch.children:
             self._children[child.id] = child
             self.runtime.remember(child.id, self.ctx.self)
-        if not request.background:
-            batch.reply = self.ctx.defer_reply()
-        hub = self.owner.hub
+        if request.background:
+            goals = "; ".join(c.task.goal for c in batch.children)
+            await self.deliveries.record_start(batch.id, goals)
+        else:
+            batch.reply = reply
         for child in batch.children:
             if child.ticket.admitted:
                 await self._start(child)
             else:
                 position = self.runtime.gate.position(child.ticket)
-                hub.publish(ev.SubagentQueued(batch.id, child.id, child.task.goal, position))
+                self.owner.hub.publish(
+                    ev.SubagentQueued(batch.id, child.id, child.task.goal, position)
+                )
         if request.background:
-            await self._record_start(batch)
             return DelegationStarted(batch.id, tuple(c.id for c in batch.children), len(queued))
         return None
-
-    async def _record_start(self, batch: BatchRecord) -> None:
-        goals = "; ".join(c.task.goal for c in batch.children)
-        try:
-            await self.owner.deps.store.record_delegation_start(
-                batch.id, self.owner.session_id, goals
-            )
-        except StoreError as error:
-            log.warning("subagents: background delegation %s not recorded: %s", batch.id, error)
-
-    def _progress_notifier(self, child_id: str) -> Callable[[Progress], None]:
-        hub = self.owner.hub
-
-        def notify(progress: Progress) -> None:
-            hub.publish(
-                ev.SubagentProgress(
-                    child_id, progress.iteration, progress.current_tool, progress.activity
-                )
-            )
-
-        return notify
 
     # -- admission and start -----------------------------------------------------------
 
@@ -303,83 +271,92 @@ class SubagentSupervisor(Actor):
                 await self._start(child)
 
     async def _start(self, child: ChildRecord) -> None:
+        """Start the child's driver from the template; it reports back with ``SessionUp``."""
         batch = child.batch
-        now = trio.current_time()
         if batch.stopped is not None:  # admitted after a stop: never runs
             child.verdict = (TaskStatus.INTERRUPTED, f"not started: {batch.stopped}")
             await self._finish(child)
             return
-        owner = self.owner
-        child_depth = self.depth + 1
-        orchestrate = may_orchestrate(self.config, child.task, child_depth)
-        registry = child_registry(
-            owner.deps.registry, child.task, self.config.blocked_tools, orchestrate
-        )
-        host = self.runtime.host(child_depth) if orchestrate else None
-        plan = ChildPlan(
+        plan = child_plan(
+            owner=self.owner,
+            config=self.config,
+            depth=self.depth,
             subagent_id=child.id,
-            parent_session_id=owner.session_id,
             task=child.task,
-            config=child_config(owner.config, self.config, child.id, child.task),
-            deps=child_deps(owner.deps, registry, host, handoff_target(owner, child.progress)),
-            host=host,
-            prompt=first_prompt(child.task),
-            schema_retries=self.config.schema_retries,
-            close_timeout=self.config.close_timeout,
+            progress=child.progress,
+            supervisor=self.ctx.self,
+            host_for=self.runtime.host,
         )
-        driver = ChildDriver(plan, child.progress)
-        child.driver = driver
+        now = trio.current_time()
         child.state = "running"
         child.started_at = now
         child.progress.touch("starting")
+        assert self._sup is not None
         try:
-            child.driving = self.ctx.start_task(
-                lambda: driver.run(self.ctx), name=child.id, notify=True
-            )
-        except NotRunning as error:  # we are stopping: this task's failure, not ours
+            handle = await self._sup.start_child(None, plan, name=child.id)
+        except ActorError as error:  # stopping, or a start that failed: this task's failure
             child.verdict = (TaskStatus.FAILED, f"the child did not start: {error}")
             await self._finish(child)
             return
+        driver = handle.ref if handle is not None else None
+        if driver is not None:  # None: it ended already, and its ChildEnded is on its way
+            child.driver = driver
+            child.monitor = self.ctx.monitor(driver)
         waited = now - child.queued_at if child.ticket.queued_at is not None else 0.0
-        owner.hub.publish(ev.SubagentStarted(batch.id, child.id, child.task.goal, waited))
+        self.owner.hub.publish(ev.SubagentStarted(batch.id, child.id, child.task.goal, waited))
+
+    def _session_up(self, subagent_id: str, session: ActorRef) -> str | None:
+        """A driver's session runs: keep its ref; answer a stop asked for meanwhile."""
+        child = self._children.get(subagent_id)
+        if child is None or child.state != "running":
+            return "the subagent was stopped"
+        child.session = session
+        if child.verdict is not None:
+            return child.verdict[1]
+        return child.stop_requested
 
     # -- ends --------------------------------------------------------------------------
 
-    def _status(self, child: ChildRecord, outcome: RunOutcome | None) -> tuple[TaskStatus, str]:
-        if child.verdict is not None:
-            return child.verdict
-        has_schema = child.task.output_schema is not None
-        return task_verdict(outcome, has_schema=has_schema)
+    async def _ended(self, subagent_id: str, outcome: RunOutcome, closed: bool) -> None:
+        """A driver's result: the task's end (unless the supervisor ended it first)."""
+        child = self._children.get(subagent_id)
+        if child is None or child.state != "running":
+            return
+        child.outcome = outcome
+        if not closed:  # it failed or was cancelled: its session was killed, not closed
+            await self._end_sessions([child])
+        await self._finish(child)
+
+    async def _driver_down(self, driver: ActorRef, reason: ExitReason) -> None:
+        """A driver exited without a ``ChildEnded`` (it could not send one)."""
+        child = self._children.get(driver.name)
+        if child is None or child.driver != driver or child.state != "running":
+            return
+        child.outcome = RunOutcome(None, detail=f"its driver ended: {reason.describe()}")
+        await self._end_sessions([child])
+        await self._finish(child)
 
     async def _finish(self, child: ChildRecord) -> None:
         """Record a task's end (once), free its slot, and complete its batch if it was last."""
         if child.state == "done":
             return
         child.state = "done"
+        if child.monitor is not None:
+            self.ctx.demonitor(child.monitor)
         self.runtime.gate.release(child.ticket)
         now = trio.current_time()
         child.ended_at = now
-        driver = child.driver
-        outcome = driver.outcome if driver is not None else None
-        status, detail = self._status(child, outcome)
-        text = outcome.text if outcome is not None else ""
         spill = self.owner.config.spill_dir / "delegation" / f"{child.id}.txt"
-        try:
-            summary, path = await cap_summary(text, child.batch.cap, spill)
-        except OSError as error:
-            summary, path = text[: child.batch.cap], None
-            detail = f"{detail}; the full summary could not be saved: {error}".lstrip("; ")
-        result = task_result(child, outcome, status, detail, summary, path, now)
-        child.result = result
+        r = child.result = await settle(child, now, spill)
         self.owner.hub.publish(
             ev.SubagentFinished(
                 child.batch.id,
                 child.id,
-                status.value,
-                detail,
-                result.duration,
-                len(summary),
-                result.usage,
+                r.status.value,
+                r.detail,
+                r.duration,
+                len(r.summary),
+                r.usage,
             )
         )
         self._remember_finished(child)
@@ -397,6 +374,7 @@ class SubagentSupervisor(Actor):
 
     async def _complete(self, batch: BatchRecord) -> None:
         self._batches.pop(batch.id, None)
+        self.activity.batches = len(self._batches)
         results = tuple(c.result for c in batch.children if c.result is not None)
         done = BatchResult(
             delegation_id=batch.id,
@@ -411,41 +389,14 @@ class SubagentSupervisor(Actor):
             if batch.reply is not None:
                 batch.reply.send(done)
             return
-        text = format_batch(done)
-        store = self.owner.deps.store
-        try:
-            await store.record_delegation_finish(batch.id, text)
-            if batch.hard_stopped:  # the owner stopped everything: no new turn for it
-                await store.record_delegation_delivered(batch.id)
-        except StoreError as error:
-            log.warning("subagents: result of %s not recorded: %s", batch.id, error)
-        if not batch.hard_stopped:
-            self._deliver(batch.id, text)
-
-    def _deliver(self, delegation_id: str, text: str) -> None:
-        """Push a background result into the owner's mailbox (retried on the next check)."""
-        store = self.owner.deps.store
-
-        async def delivered() -> None:
-            await store.record_delegation_delivered(delegation_id)
-
-        notice = session_events.InputNoticed("subagents", delegation_id, text)
-        self._undelivered.append(MachineInput("subagents", text, notice, delivered))
-        self._flush_deliveries()
-
-    def _flush_deliveries(self) -> None:
-        parent = self.ctx.parent
-        while self._undelivered and parent is not None:
-            try:
-                parent.cast_nowait(self._undelivered[0])
-            except MailboxFull:
-                return
-            self._undelivered.pop(0)
+        await self.deliveries.finished(
+            batch.id, format_batch(done), self.ctx.parent, hard_stopped=batch.hard_stopped
+        )
 
     # -- liveness ----------------------------------------------------------------------
 
     async def _check(self) -> None:
-        self._flush_deliveries()
+        self.deliveries.flush(self.ctx.parent)
         if self._admitted:
             await self._start_admitted()
         now = trio.current_time()
@@ -461,38 +412,16 @@ class SubagentSupervisor(Actor):
             await self._kill(doomed, "the subagent supervisor")
 
     async def _kill(self, children: list[ChildRecord], why: str) -> None:
-        """Stop the drivers of ``children`` and kill their sessions, all at once."""
-        reason = ExitReason.cancelled(by=self.ctx.path, detail=why)
-        sessions = []
-        for child in children:
-            if child.driving is not None:
-                child.driving.cancel()
-            # Its own name: a session whose spawn was under way is found too.
-            session = self.ctx.child(child.id)
-            if session is not None:
-                sessions.append(session)
-        await kill_all(sessions, reason)
-        await self._end_killed(children)
+        """Kill the drivers of ``children`` (each with its session's subtree), all at once."""
+        # shutdown: stopped on purpose by its owner (the DynamicSupervisor logs it quietly)
+        reason = ExitReason.shutdown(f"stopped by {self.ctx.path}: {why}")
+        await kill_all([c.driver for c in children if c.driver is not None], reason)
+        await self._end_sessions(children)
         for child in children:
             await self._finish(child)
 
-    async def _end_killed(self, children: list[ChildRecord]) -> None:
-        """Killed children never closed their sessions: mark them ended in the store,
-        one request per verdict (a mass cancel is one transaction, not one per child)."""
-        by_reason: dict[str, list[str]] = {}
-        for child in children:
-            session_id = child.progress.session_id
-            if session_id is not None:
-                verdict = child.verdict[0].value if child.verdict is not None else "stopped"
-                by_reason.setdefault(f"subagent {verdict}", []).append(session_id)
-        store = self.owner.deps.store
-        with trio.move_on_after(self.owner.config.store_timeout):
-            for reason, session_ids in by_reason.items():
-                try:
-                    await store.end_sessions(session_ids, reason)
-                except StoreError as error:
-                    count = len(session_ids)
-                    log.debug("subagents: %d sessions not marked ended: %s", count, error)
+    async def _end_sessions(self, children: list[ChildRecord]) -> None:
+        await mark_ended(self.owner.deps.store, children, self.owner.config.store_timeout)
 
     # -- stop and steer ----------------------------------------------------------------
 
@@ -504,14 +433,14 @@ class SubagentSupervisor(Actor):
         for child in list(self._children.values()):
             if child.state == "queued":
                 queued.append(child)
-            elif child.state == "running" and child.driver is not None:
-                child.driver.stop_requested = reason
-                session = child.driver.session
-                if session is not None:
-                    try:
-                        session.cast_nowait(Interrupt(reason))
-                    except MailboxFull:
-                        log.warning("subagent %s: mailbox full, interrupt lost", child.id)
+            elif child.state == "running":
+                if child.session is None:
+                    child.stop_requested = reason  # told when its session is up
+                    continue
+                try:
+                    child.session.cast_nowait(Interrupt(reason))
+                except MailboxFull:
+                    log.warning("subagent %s: mailbox full, interrupt lost", child.id)
         for child in queued:
             self.runtime.gate.withdraw(child.ticket)
             child.verdict = (TaskStatus.INTERRUPTED, f"not started: {reason}")
@@ -563,7 +492,7 @@ class SubagentSupervisor(Actor):
 
     async def _steer(self, subagent_id: str, text: str) -> object:
         child = self._child(subagent_id)
-        session = child.driver.session if child.driver is not None else None
+        session = child.session
         if child.state != "running" or session is None:
             state = child.state if child.state != "done" else "finished"
             raise DelegationError(f"subagent {subagent_id} is {state}: it cannot be steered")

@@ -11,6 +11,7 @@ from hermes.fake import Endless, FakeProvider, Hang, MessagesRequest, Reply, Too
 from hermes.session import SessionHandle
 from hermes.store import StoreClient
 from hermes.subagents import SubagentFinished, SubagentInfo, UnknownSubagent
+from hermes.subagents.ledger import Activity
 from hermes.subagents.supervisor import SubagentSupervisor
 
 from .conftest import Parent, child_of, is_parent, pids_named, script_parent
@@ -90,27 +91,13 @@ async def test_a_cancel_with_no_children_skips_the_supervisor_round_trip(
     assert "Cancel" in handled
 
 
-def test_the_supervisor_is_idle_only_with_no_batch_and_nothing_in_its_mailbox() -> None:
-    supervisor = SubagentSupervisor.__new__(SubagentSupervisor)
-    depth = [0]
-
-    class Ctx:
-        @property
-        def mailbox_depth(self) -> int:
-            return depth[0]
-
-    supervisor.ctx = Ctx()  # type: ignore[assignment]
-    supervisor._batches = {}
-    supervisor._in_hand = False
-    assert supervisor.idle()
-    depth[0] = 1  # a Delegate may be waiting: a stop must reach it
-    assert not supervisor.idle()
-    depth[0] = 0
-    supervisor._in_hand = True
-    assert not supervisor.idle()
-    supervisor._in_hand = False
-    supervisor._batches = {"d-1": object()}  # type: ignore[dict-item]
-    assert not supervisor.idle()
+def test_the_published_activity_is_idle_only_while_no_delegation_is_queued_or_running() -> None:
+    activity = Activity()
+    assert activity.idle()
+    activity.batches = 1  # counted before the supervisor's first await on a Delegate
+    assert not activity.idle()
+    activity.batches = 0
+    assert activity.idle()
 
 
 async def test_a_soft_interrupt_is_forwarded_and_a_task_admitted_after_it_never_starts(
