@@ -13,7 +13,8 @@ tools need. From then on the session:
   it is idle (``HostedChildren.idle``);
 - forwards ``ListSubagents`` / ``SteerSubagent`` / ``StopSubagent`` (the
   owner's verbs) and relays the answer;
-- stops it before anything else on close, and starts a new one if it crashes.
+- stops it before anything else on close. It is linked: its crash fails the session,
+  which its own supervisor restarts (``tree.POLICY``).
 """
 
 from __future__ import annotations

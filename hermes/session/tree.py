@@ -60,9 +60,10 @@ POLICY = (
         path=f"{SERVICES}/{PROCESSES}",
         restart=Restart.PERMANENT,
         shutdown="stop_budget + 2 s (every process group killed and reaped)",
-        crash="restarted in place; the tools' ProcessService addresses the slot, so calls "
-        "made during the restart wait for the new registry, which re-adopts the processes "
-        "its checkpoint lists",
+        crash="restarted in place; its processes go with it (each one's watcher, a child of "
+        "the registry, kills and reaps its group first), and the new registry re-adopts any "
+        "its checkpoint still lists alive; the tools' ProcessService addresses the slot, so "
+        "calls made during the restart wait for the new registry",
         session="survives",
     ),
     ChildPolicy(
