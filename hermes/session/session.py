@@ -32,6 +32,7 @@ and what each one's crash does to it, are declared in ``tree.py``.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import attrs
@@ -45,7 +46,7 @@ from actors import (
     Overflow,
     Reply,
 )
-from hermes.model import TextBlock, Usage
+from hermes.model import Usage
 from hermes.processes import NoticeKind, NoticeSink, ProcessNotice, ProcessService
 from hermes.tools import ToolContext
 
@@ -161,7 +162,10 @@ class SessionActor(TurnOwner):
         self.approvals = ApprovalBroker(
             self.hub, config.approval_timeout, unattended=config.unattended
         )
-        self.keeper = context_keeper(config, deps, self.tools, self.hub, self._build_system_prompt)
+        # A function of values, not a bound method: the keeper must not hold the actor
+        # (that made every closed session cyclic garbage).
+        build = functools.partial(session_system_prompt, config, self.tools, deps.memory)
+        self.keeper = context_keeper(config, deps, self.tools, self.hub, build)
         self.reviews = review_host(config, deps, self.hub, self._charge_usage)
         self.services, self.processes = await start_services(
             self.ctx, session_id, _notice_sink(self.ctx.self, session_id), deps
@@ -188,7 +192,7 @@ class SessionActor(TurnOwner):
         """
         if self.tools.set_server(server, on):
             self.keeper.tools = self.tools.specs()
-            stable = self._build_system_prompt()[0]
+            stable = self.keeper.build_system()[0]
             self.keeper.system = (stable, *self.keeper.system[1:])
         return tuple(sorted(self.tools.off))
 
@@ -219,9 +223,6 @@ class SessionActor(TurnOwner):
         if self._closed or not self.services.is_alive:
             return None
         return self.processes
-
-    def _build_system_prompt(self) -> tuple[TextBlock, ...]:
-        return session_system_prompt(self.config, self.tools, self.deps.memory)
 
     async def on_stop(self, reason: ExitReason) -> None:
         # A turn left running (reported unkillable) must not write once the next
