@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,10 @@ def _count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 def _busy_mode(value: BusyMode | str) -> BusyMode:
     if isinstance(value, BusyMode):
         return value
@@ -78,7 +83,7 @@ class SessionConfig:
     """Default deadline of one tool call, in seconds (Hermes' 420; ``[tools] deadline``)."""
     output_budget: OutputBudget = attrs.field(factory=OutputBudget)
     """Characters a tool result and a batch may hold before the largest are spilled."""
-    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=_names)
     """Secret-looking variables the tools' children still get (``[tools] env_passthrough``)."""
     max_parallel_tools: int = attrs.field(default=8, validator=_count)
     approval_timeout: float = attrs.field(default=300.0, validator=_positive)

@@ -1,0 +1,76 @@
+"""The [tools] and [approvals] keys of issue 24 (items 3, 7-9): defaults, settings, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes.daemon.config import ConfigError, load_config
+from hermes.daemon.session_settings import tool_registry, tool_settings
+from hermes.session import SessionConfig
+from hermes.tools.builtin import TerminalTool
+
+
+def test_defaults_are_hermes_and_reach_the_session_and_terminal(tmp_path: Path) -> None:
+    config = load_config(None, env={})
+    settings = tool_settings(config)
+    assert settings["call_timeout"] == 420.0
+    assert settings["unattended_approvals"] == "deny"
+    assert settings["env_passthrough"] == ()
+    session = SessionConfig(model="m", cwd=tmp_path, spill_dir=tmp_path, **settings)
+    assert session.call_timeout == 420.0
+    terminal = tool_registry(config).get("terminal")
+    assert isinstance(terminal, TerminalTool)
+    assert (terminal.default_timeout, terminal.max_timeout) == (180, 600)
+
+
+def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[tools]\ndeadline = 90\nforeground_timeout = 30\nforeground_max_timeout = 60\n"
+        "env_passthrough = ['GITHUB_TOKEN']\n[approvals]\nunattended = 'allow'\n"
+    )
+    config = load_config(path, env={})
+    settings = tool_settings(config)
+    assert settings["call_timeout"] == 90
+    assert settings["env_passthrough"] == ("GITHUB_TOKEN",)
+    assert settings["unattended_approvals"] == "allow"
+    terminal = tool_registry(config).get("terminal")
+    assert isinstance(terminal, TerminalTool)
+    assert (terminal.default_timeout, terminal.max_timeout) == (30, 60)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[tools]\ndeadline = 0\n", "[tools] deadline: expected"),
+        ("[tools]\ndeadline = 'long'\n", "[tools] deadline: expected"),
+        ("[tools]\nforeground_timeout = 0\n", "[tools] foreground_timeout: expected"),
+        ("[tools]\nforeground_max_timeout = 1.5\n", "[tools] foreground_max_timeout: expected"),
+        ("[tools]\nresult_chars = 10\n", "[tools] result_chars: expected"),
+        ("[tools]\nenv_passthrough = 'GITHUB_TOKEN'\n", "[tools] env_passthrough: expected"),
+        ("[tools]\nenv_passthrough = ['no-dashes']\n", "[tools] env_passthrough: expected"),
+        (
+            "[tools]\nenv_passthrough = ['ANTHROPIC_API_KEY']\n",
+            "not the daemon's own credential ANTHROPIC_API_KEY",
+        ),
+        ("[tools]\ntimeout = 3\n", "[tools] timeout: unknown key"),
+        ("[approvals]\nunattended = 'ask'\n", "[approvals] unattended: expected"),
+        ("[approvals]\nunattended = true\n", "[approvals] unattended: expected"),
+        (
+            "[tools]\nforeground_timeout = 700\n",
+            "[tools] foreground_timeout (700) must be at most foreground_max_timeout (600)",
+        ),
+        (
+            "[tools]\nresult_chars = 300000\n",
+            "[tools] batch_chars (200000) must be at least result_chars (300000)",
+        ),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    assert message in str(info.value) and str(path) in str(info.value), str(info.value)
