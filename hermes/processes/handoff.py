@@ -63,8 +63,9 @@ class HandoffTarget:
 
     session_id: str
     """The parent session (the checkpoint row moves to it)."""
-    processes: Callable[[], ProcessService | None]
-    """The parent's process service *now* (its registry may have been restarted)."""
+    processes: ProcessService
+    """The parent's process service (it addresses the registry's supervised slot, so a
+    restarted registry is reached too)."""
     on_handed: HandedSink | None = None
     """Told when a hand-off took effect (the subagent's progress records it)."""
 

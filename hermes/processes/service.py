@@ -229,12 +229,7 @@ class ProcessService:
                 "This session has no parent session to hand processes to (only a subagent "
                 "can hand over). Nothing was done."
             )
-        parent = target.processes()
-        if parent is None:
-            raise ProcessServiceUnavailable(
-                f"The parent session {target.session_id} has no process registry running; "
-                f"{process_id} stays in this session."
-            )
+        parent = target.processes
         routed = await self._route(process_id, timeout)
         if routed.watcher is None:
             raise ProcessNotRunning(

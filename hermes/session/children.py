@@ -47,10 +47,8 @@ class ChildOwner:
     config: SessionConfig
     deps: SessionDeps
     hub: EventHub
-    remaining_context: Callable[[], int]
-    """Tokens left in the owner's context window (as of its latest reply)."""
-    processes: Callable[[], ProcessService | None] | None = None
-    """The owner's process service now (children hand processes to it); None: it has none."""
+    processes: ProcessService | None = None
+    """The owner's process service (children hand processes to it); None: it has none."""
 
 
 @attrs.frozen(slots=True)

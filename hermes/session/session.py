@@ -47,7 +47,7 @@ from actors import (
     Reply,
 )
 from hermes.model import Usage
-from hermes.processes import NoticeKind, NoticeSink, ProcessNotice, ProcessService
+from hermes.processes import NoticeKind, NoticeSink, ProcessNotice
 from hermes.tools import ToolContext
 
 from . import events as ev
@@ -204,25 +204,13 @@ class SessionActor(TurnOwner):
             self.config,
             attrs.evolve(self.deps, registry=self.tools),  # children: minus the servers off here
             self.hub,
-            self._remaining_context,
-            processes=self._current_processes,
+            processes=self.processes,
         )
         services = await self.subagents.start(self.ctx, owner)
         if services:
             self.tools_ctx = attrs.evolve(
                 self.tools_ctx, services={**self.tools_ctx.services, **services}
             )
-
-    def _remaining_context(self) -> int:
-        running = self._running
-        used = running.controls.context_used if running is not None else self.context_used
-        return max(0, self.config.context_window - used)
-
-    def _current_processes(self) -> ProcessService | None:
-        """Our process service while the session runs (children hand processes to it)."""
-        if self._closed or not self.services.is_alive:
-            return None
-        return self.processes
 
     async def on_stop(self, reason: ExitReason) -> None:
         # A turn left running (reported unkillable) must not write once the next

@@ -25,6 +25,9 @@ class Delegate(Call["BatchResult | DelegationStarted | Refused"]):
     delegation_id: str
     tasks: tuple[TaskSpec, ...]
     background: bool = False
+    context_used: int = 0
+    """Tokens of the delegating session's context as of its latest reply (a value from
+    its turn): each summary's cap comes from what is left of the window."""
 
 
 @attrs.frozen(slots=True)

@@ -52,13 +52,21 @@ class SubagentService:
         spawn_checks(self.gate, self.config, self.depth)
 
     async def delegate(
-        self, delegation_id: str, tasks: list[TaskSpec], *, background: bool = False
+        self,
+        delegation_id: str,
+        tasks: list[TaskSpec],
+        *,
+        background: bool = False,
+        context_used: int = 0,
     ) -> BatchResult | DelegationStarted:
-        """Start a batch; inline, wait until every task has ended (no timeout)."""
+        """Start a batch; inline, wait until every task has ended (no timeout).
+
+        ``context_used``: tokens of the delegating session's context (see ``Delegate``).
+        """
         timeout = START_TIMEOUT if background else math.inf
         try:
             answer = await self.supervisor.call(
-                Delegate(delegation_id, tuple(tasks), background), timeout=timeout
+                Delegate(delegation_id, tuple(tasks), background, context_used), timeout=timeout
             )
         except ActorExited as error:
             raise DelegationError(

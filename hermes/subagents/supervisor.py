@@ -206,7 +206,8 @@ class SubagentSupervisor(Actor):
         if request.delegation_id in self._batches:
             raise DelegationError(f"delegation {request.delegation_id} already exists")
         now = trio.current_time()
-        cap = summary_cap(config, self.owner.remaining_context(), len(request.tasks))
+        remaining = max(0, self.owner.config.context_window - request.context_used)
+        cap = summary_cap(config, remaining, len(request.tasks))
         batch = BatchRecord(
             id=request.delegation_id, background=request.background, cap=cap, started_at=now
         )

@@ -89,10 +89,13 @@ class DelegateTaskTool(Tool):
         delegation_id = f"dg-{secrets.token_hex(6)}"
         controls = ctx.services.get(TurnControls)
         hold = controls.hold_interrupt() if isinstance(controls, TurnControls) else nullcontext()
+        used = controls.context_used if isinstance(controls, TurnControls) else 0
         finished = False
         try:
             with hold:
-                answer = await service.delegate(delegation_id, tasks, background=background)
+                answer = await service.delegate(
+                    delegation_id, tasks, background=background, context_used=used
+                )
             finished = True
         except DelegationError as error:
             finished = True

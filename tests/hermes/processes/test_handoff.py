@@ -57,7 +57,7 @@ async def pair(
         store=store,
         config=FAST,
         name="child-processes",
-        handoff=HandoffTarget("s-parent", lambda: parent, handed.append),
+        handoff=HandoffTarget("s-parent", parent, handed.append),
     )
     return parent, child, child_notices, handed
 
@@ -265,7 +265,7 @@ async def test_a_child_killed_in_the_middle_of_a_hand_off_leaves_exactly_one_own
         store=store,
         config=FAST,
         name="child-processes",
-        handoff=HandoffTarget("s-parent", lambda: stalling),
+        handoff=HandoffTarget("s-parent", stalling),
     )
     answers: list[object] = []
 
