@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import weakref
+from collections.abc import Awaitable, Callable
 
 import attrs
 
@@ -166,7 +168,7 @@ class SessionActor(TurnOwner):
         # (that made every closed session cyclic garbage).
         build = functools.partial(session_system_prompt, config, self.tools, deps.memory)
         self.keeper = context_keeper(config, deps, self.tools, self.hub, build)
-        self.reviews = review_host(config, deps, self.hub, self._charge_usage)
+        self.reviews = review_host(config, deps, self.hub, _charge_to(self))
         self.services, self.processes = await start_services(
             self.ctx, session_id, _notice_sink(self.ctx.self, session_id), deps
         )
@@ -393,6 +395,19 @@ class SessionActor(TurnOwner):
             context_window=self.config.context_window,
             reviewing=self.reviews.running,
         )
+
+
+def _charge_to(session: SessionActor) -> Callable[[Usage], Awaitable[None]]:
+    """The session's ``_charge_usage`` through a weak reference: the review host the
+    session owns must not hold the actor (a cycle made every closed session garbage)."""
+    method = weakref.WeakMethod(session._charge_usage)
+
+    async def charge(usage: Usage) -> None:
+        bound = method()
+        if bound is not None:
+            await bound(usage)
+
+    return charge
 
 
 def _noticed(notice: ProcessNotice) -> ev.ProcessNoticed:
