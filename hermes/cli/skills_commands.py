@@ -1,4 +1,4 @@
-"""``hermes skills [list|show|install|remove|trust|untrust]``: read from disk.
+"""``hermes skills [list|show|install|remove|trust|untrust|pending|approve|reject]``: on disk.
 
 These read the skill folders and the config file directly (no daemon needed):
 the user's skills under the data directory, the bundled ones, and the
@@ -28,6 +28,7 @@ def library_and_config() -> tuple[Any, Path]:
         paths.data_dir / "skills",
         trusted_projects=tuple(config.get("skills", "trusted_projects")),
         pinned=tuple(config.get("skills", "pinned")),
+        write_approval=config.get("skills", "write_approval"),
     )
     return library, paths.config_file
 
@@ -149,3 +150,48 @@ def _set(project: Path, trusted: bool) -> None:
     verb = "trusted" if trusted else "no longer trusted"
     state = "" if changed else " (already so)"
     click.echo(f"{root}: {verb}{state}; a running daemon applies it when it restarts")
+
+
+@skills.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def pending_changes(as_json: bool = False) -> None:
+    """Skill changes staged for you ([skills] write_approval): id, origin, what they do."""
+    from hermes.skills.pending import SkillChange, pending
+
+    library, _ = library_and_config()
+    records = pending(library.user_dir)
+    if as_json:
+        print_json(records)
+        return
+    if not records:
+        click.echo("no staged skill changes")
+    for record in records:
+        change = SkillChange.from_plain(record)
+        click.echo(f"{record['id']}  {change.describe()}  (from {record.get('origin', '?')})")
+
+
+@skills.command("approve")
+@click.argument("change_id")
+def approve_change(change_id: str) -> None:
+    """Write a staged skill change (every check is made again)."""
+    _decide(change_id, approve=True)
+
+
+@skills.command("reject")
+@click.argument("change_id")
+def reject_change(change_id: str) -> None:
+    """Drop a staged skill change unwritten."""
+    _decide(change_id, approve=False)
+
+
+def _decide(change_id: str, *, approve: bool) -> None:
+    from hermes.skills import SkillWriteError
+    from hermes.skills.pending import approve as approve_it
+    from hermes.skills.pending import reject
+
+    library, _ = library_and_config()
+    try:
+        done = (approve_it if approve else reject)(library.user_dir, change_id)
+    except SkillWriteError as exc:
+        fail(f"{change_id}: {exc}")
+    click.echo(f"{'approved' if approve else 'rejected'}: {done}")

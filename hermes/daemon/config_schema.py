@@ -241,6 +241,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "review_interval": Key(
             10, _int(0), "a skill review after N tool iterations (0: never)", reload=True
         ),
+        "write_approval": Key(
+            False,
+            _bool,
+            "the agent's and reviews' skill changes wait for the person (hermes skills pending)",
+        ),
     },
     "curator": {
         "enabled": Key(True, _bool, "the scheduled curator of the agent's skills"),
@@ -316,7 +321,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
     },
     "review": {
-        "enabled": Key(True, _bool, "background memory reviews", reload=True),
+        "enabled": Key(True, _bool, "background reviews (memory and skills)", reload=True),
         "interval": Key(10, _int(1), "review after every N completed user turns", reload=True),
         "max_iterations": Key(16, _int(1), "model calls per review", reload=True),
         "token_budget": Key(600_000, _int(1000), "tokens a review may spend", reload=True),

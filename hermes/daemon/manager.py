@@ -251,6 +251,7 @@ class SessionsManager(Actor):
                 config.data_dir(self.settings.paths) / "skills",
                 trusted_projects=tuple(config.get("skills", "trusted_projects")),
                 pinned=tuple(config.get("skills", "pinned")),
+                write_approval=config.get("skills", "write_approval"),
             )
             self.registry.register(SkillViewTool(skills))
             self.registry.register(SkillManageTool(skills))

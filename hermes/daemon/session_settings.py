@@ -41,11 +41,13 @@ def memory_store(config: Config, data_dir: Path) -> MemoryStore | None:
 
 
 def review_settings(config: Config) -> ReviewSettings:
-    """``[review]`` (reviews need ``[memory] enabled`` too: no store, no review)."""
+    """``[review]`` and ``[skills] review_interval`` (memory reviews need ``[memory]
+    enabled``, skill reviews ``[skills] enabled``: no store or tool, no review)."""
     model: str = config.get("review", "model")
     return ReviewSettings(
         enabled=config.get("review", "enabled"),
         interval=config.get("review", "interval"),
+        skill_interval=config.get("skills", "review_interval"),
         max_iterations=config.get("review", "max_iterations"),
         token_budget=config.get("review", "token_budget"),
         model=model or None,

@@ -1,22 +1,26 @@
-"""The reviewer: one background memory review as a one-shot task, cancellable at any await.
+"""The reviewer: one background review as a one-shot task, cancellable at any await.
 
-A session spawns a ``Reviewer`` task (``actors.Task``) as its child after every N completed
-user turns (``ReviewSettings.interval``) and kills it the moment new input or
-a control verb arrives. The review replays the session's transcript (same
+A session spawns a ``Reviewer`` task (``actors.Task``) as its child when a
+review is due: of memory after every N completed user turns
+(``ReviewSettings.interval``), of skills after N tool-calling iterations
+(``skill_interval``, seed #262), of both at once when both are due; it kills
+it the moment new input or a control verb arrives. The review replays the session's transcript (same
 model, same system prompt and tool list, so the cached prefix is reused; a
 different model gets a digest of the tail instead), asks the review question,
 and loops over model calls and memory-tool calls within its iteration and
 token budgets.
 
-Its writes go to a ``MemoryDraft``: adds are kept in the draft, replace and
-remove become proposals a person approves later (``docs/memory.md``). Only a
-review that finishes commits the draft, in one shielded step (in a thread, so a
+Its writes go to drafts: a ``MemoryDraft`` (adds are kept, replace and remove
+become proposals a person approves later, ``docs/memory.md``) and a
+``SkillDraft`` (create, edit, patch and supporting files; with ``[skills]
+write_approval`` its commit stages them for the person, seed #265). Only a
+review that finishes commits the drafts, in one shielded step (in a thread, so a
 held file lock does not stall the loop); a
 cancelled or failed review commits nothing, so it leaves no partial writes.
 The outcome is the task's result; what its model calls cost is added as they
 finish to a ``ReviewCost`` its owner lends it, so it is known after a cancel too.
 No person attends a review: the tool context has no approval callback, so a
-dangerous command would be denied (only the memory tool runs anyway).
+dangerous command would be denied (only the memory and skill tools run anyway).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import attrs
 import trio
 
 from actors import MailboxConfig, Overflow, Task
-from hermes.memory import MemoryDraft, MemoryService, MemoryStore, MemoryTool
+from hermes.memory import CommitReport, MemoryDraft, MemoryService, MemoryStore, MemoryTool
 from hermes.model import (
     Message,
     ModelClient,
@@ -37,9 +41,17 @@ from hermes.model import (
     ToolSpec,
     Usage,
 )
-from hermes.tools import ApprovalSession, ToolCall, ToolContext, ToolRegistry, run_batch
+from hermes.skills import (
+    SkillDraft,
+    SkillDraftReport,
+    SkillLibrary,
+    SkillManageTool,
+    SkillViewTool,
+    SkillWriter,
+)
+from hermes.tools import ApprovalSession, Tool, ToolCall, ToolContext, ToolRegistry, run_batch
 
-from .prompt import review_messages
+from .prompt import review_messages, review_prompt
 from .settings import ReviewSettings
 
 DIGEST_SYSTEM = (
@@ -64,6 +76,10 @@ class ReviewJob:
     spill_dir: Path
     thinking_budget: int | None = None
     """The session's: the same thinking settings keep the cached prefix valid."""
+    memory: bool = True
+    """Memory is due for review (the memory tool is offered)."""
+    skills: bool = False
+    """Skills are due for review (skill_view and skill_manage are offered)."""
 
 
 @attrs.define(slots=True)
@@ -86,6 +102,9 @@ class ReviewOutcome:
     iterations: int
     tokens: int
     usage: Usage = attrs.field(factory=Usage)
+    skills: SkillDraftReport | None = None
+    """What the skill draft's commit did (None: skills were not reviewed). ``added`` and
+    ``staged`` count its written and staged skills too."""
 
 
 class Reviewer(Task[ReviewOutcome]):
@@ -98,15 +117,31 @@ class Reviewer(Task[ReviewOutcome]):
         self,
         job: ReviewJob,
         client: ModelClient,
-        memory: MemoryStore,
+        memory: MemoryStore | None,
         settings: ReviewSettings,
         cost: ReviewCost | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
+        """``memory`` and ``skills``: what there is to review (each only when the job says
+        it is due)."""
         self.job = job
         self.client = client
-        self.memory = memory
+        self.memory = memory if job.memory else None
+        self.skills = skills if job.skills else None
         self.settings = settings
         self.cost = cost if cost is not None else ReviewCost()
+        self.memory_draft = MemoryDraft(self.memory) if self.memory is not None else None
+        self.skill_draft = (
+            SkillDraft(SkillWriter(self.skills.user_dir), stage=self.skills.write_approval)
+            if self.skills is not None
+            else None
+        )
+        tools: list[Tool] = []
+        if self.memory is not None:
+            tools.append(MemoryTool(self.memory.limits))
+        if self.skills is not None:
+            tools += [SkillViewTool(self.skills), SkillManageTool(self.skills, self.skill_draft)]
+        self.registry = ToolRegistry(tools)
 
     async def run(self) -> ReviewOutcome:
         return await self._review()
@@ -128,21 +163,22 @@ class Reviewer(Task[ReviewOutcome]):
             messages=tuple(messages),
             max_tokens=settings.max_tokens,
             system=(TextBlock(DIGEST_SYSTEM),),
-            tools=(MemoryTool(self.memory.limits).spec(),),
+            tools=tuple(tool.spec() for tool in self.registry),
         )
 
     async def _review(self) -> ReviewOutcome:
         job, settings = self.job, self.settings
         other_model = settings.model is not None and settings.model != job.model
         digest = settings.digest_messages if other_model else None
-        messages = list(review_messages(job.transcript, digest=digest))
-        draft = MemoryDraft(self.memory)
-        registry = ToolRegistry([MemoryTool(self.memory.limits)])
+        ask = review_prompt(memory=self.memory is not None, skills=self.skills is not None)
+        messages = list(review_messages(job.transcript, digest=digest, ask=ask))
+        registry = self.registry
+        services = {MemoryService: self.memory_draft} if self.memory_draft is not None else {}
         tools_ctx = ToolContext.create(
             job.cwd,
             job.spill_dir,
             environ={},
-            services={MemoryService: draft},
+            services=services,
             approvals=ApprovalSession(yolo=False),
         )
         iterations = tokens = 0
@@ -171,13 +207,25 @@ class Reviewer(Task[ReviewOutcome]):
         # All or nothing, in a thread (a held file lock must not stall the loop), and
         # shielded: once it starts, the outcome is recorded even if a kill comes.
         with trio.CancelScope(shield=True):
-            report = await trio.to_thread.run_sync(draft.commit, job.session_id)
+            memory, skills = await trio.to_thread.run_sync(self._commit)
+        added = len(memory.added) if memory is not None else 0
+        staged = len(memory.proposed) if memory is not None else 0
+        details = [memory.summary()] if memory is not None else []
+        if skills is not None:
+            added += len(skills.written)
+            staged += len(skills.staged)
+            details.append(skills.summary())
         return ReviewOutcome(
-            end,
-            len(report.added),
-            len(report.proposed),
-            report.summary(),
-            iterations,
-            tokens,
-            self.cost.usage,
+            end, added, staged, "\n".join(details), iterations, tokens, self.cost.usage, skills
         )
+
+    def _commit(self) -> tuple[CommitReport | None, SkillDraftReport | None]:
+        """Both drafts, memory first (blocking: run in a thread)."""
+        session_id = self.job.session_id
+        memory = self.memory_draft.commit(session_id) if self.memory_draft is not None else None
+        skills = (
+            self.skill_draft.commit(f"review of session {session_id}")
+            if self.skill_draft is not None
+            else None
+        )
+        return memory, skills

@@ -17,26 +17,61 @@ REVIEW_PROMPT = (
     "'Nothing to save.' without calling tools."
 )
 
+SKILL_REVIEW_PROMPT = (
+    "[Background skill review; the user is not reading this.] Look back over the work "
+    "above. Was a procedure worked out that will come back: a hard task solved, a "
+    "sequence of steps that finally worked, a trap found and avoided? If so, save it as a "
+    "skill with skill_manage so a later session can repeat it: check the Skills list "
+    "first (skill_view any that looks close) and patch or extend an existing skill rather "
+    "than writing a near-duplicate; otherwise create one (SKILL.md with front matter: "
+    "name, a one-line description saying when to use it; then the steps, the traps and "
+    "how to check the result). Leave out secrets, personal data and what only this run "
+    "needs. If nothing is worth a skill, answer 'Nothing to save.' without calling tools."
+)
+
+COMBINED_REVIEW_PROMPT = (
+    "[Background memory and skill review; the user is not reading this.] Look back over "
+    "the conversation above. First, memory: is there anything durable worth keeping (the "
+    "user's preferences and corrections, facts about their environment, lessons about "
+    "working with them)? Add such entries with the memory tool, or replace or remove "
+    "ones now wrong; no task progress or logs. Second, skills: was a procedure worked out "
+    "that will come back? Save it with skill_manage, patching a close existing skill "
+    "(skill_view it first) rather than writing a near-duplicate. If nothing is worth "
+    "saving, answer 'Nothing to save.' without calling tools."
+)
+
+
+def review_prompt(*, memory: bool, skills: bool, focus: str = "") -> str:
+    """The ask for a review of memory, skills or both; ``focus`` is the person's (/refine)."""
+    if memory and skills:
+        ask = COMBINED_REVIEW_PROMPT
+    else:
+        ask = SKILL_REVIEW_PROMPT if skills else REVIEW_PROMPT
+    if focus:
+        ask += f"\n\nThe person asked for this review; give priority to: {focus}"
+    return ask
+
+
 DIGEST_CHARS = 1_500
 """Characters kept of each message in a digest."""
 
 
 def review_messages(
-    transcript: Sequence[Message], *, digest: int | None = None
+    transcript: Sequence[Message], *, digest: int | None = None, ask: str = REVIEW_PROMPT
 ) -> tuple[Message, ...]:
-    """The review's opening messages: the transcript (or a digest of its tail) and the ask.
+    """The review's opening messages: the transcript (or a digest of its tail) and ``ask``.
 
     The full transcript keeps the session's cached prefix (same model, same
     system prompt); ``digest`` (a count of trailing messages) is for a
     different model, which has no cache to reuse.
     """
     if digest is not None:
-        return (Message.user(f"{render_digest(transcript[-digest:])}\n\n{REVIEW_PROMPT}"),)
-    ask = TextBlock(REVIEW_PROMPT)
+        return (Message.user(f"{render_digest(transcript[-digest:])}\n\n{ask}"),)
+    block = TextBlock(ask)
     if transcript and transcript[-1].role == "user":
         last = transcript[-1]
-        return (*transcript[:-1], Message("user", (*last.content, ask)))
-    return (*transcript, Message("user", (ask,)))
+        return (*transcript[:-1], Message("user", (*last.content, block)))
+    return (*transcript, Message("user", (block,)))
 
 
 def render_digest(messages: Sequence[Message]) -> str:

@@ -1,4 +1,4 @@
-"""When a session reviews itself for memory, and how much a review may spend."""
+"""When a session reviews itself (memory, skills), and how much a review may spend."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import attrs
 
 @attrs.frozen(slots=True, kw_only=True)
 class ReviewSettings:
-    """Hermes' defaults: every 10 user turns, 16 iterations, a 600k-token budget."""
+    """Hermes' defaults: memory every 10 user turns, skills every 10 tool iterations,
+    16 iterations, a 600k-token budget."""
 
     enabled: bool = True
     interval: int = 10
-    """Review after every ``interval`` completed user turns."""
+    """Review memory after every ``interval`` completed user turns."""
+    skill_interval: int = 10
+    """Review skills once this many tool-calling iterations ran since the last skill
+    review or ``skill_manage`` call (``[skills] review_interval``, seed #262); 0: never."""
     max_iterations: int = 16
     """Model calls per review."""
     token_budget: int = 600_000
@@ -29,6 +33,7 @@ class ReviewSettings:
     def __attrs_post_init__(self) -> None:
         minimums = {
             "interval": 1,
+            "skill_interval": 0,
             "max_iterations": 1,
             "token_budget": 1,
             "max_tokens": 1,

@@ -2,8 +2,11 @@
 
 ``ReviewHost`` belongs to the session actor. After every ``interval``
 completed user turns (not interrupted, cancelled or failed; compaction jobs
-and machine input do not count), with nothing queued, it spawns a
-``Reviewer`` task child on a snapshot of the transcript. At most one runs.
+and machine input do not count) memory is due; once ``skill_interval``
+tool-calling iterations ran since the last skill review or ``skill_manage``
+call, skills are (seed #262). After a completed user turn with either due and
+nothing queued, it spawns a ``Reviewer`` task child on a snapshot of the
+transcript, reviewing what is due. At most one runs.
 A review that is due but cannot start (input is already waiting) stays due
 and runs after the next completed user turn. Any new input or control verb
 kills it at once (``cancel``), before the session does anything else: the
@@ -16,7 +19,7 @@ cost, from the ``ReviewCost`` lent to it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -26,6 +29,7 @@ from actors import ActorContext, Down, ExitKind, Timer
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.review import ReviewCost, Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
+from hermes.skills import SkillLibrary
 from hermes.store import StoreError
 
 from . import events as ev
@@ -66,11 +70,16 @@ class ReviewHost:
         client: ModelClient,
         hub: ev.EventHub,
         charge: Callable[[Usage], Awaitable[object]] | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
-        """``charge`` adds a review's token usage to the session's (the store's ``add_usage``)."""
+        """``charge`` adds a review's token usage to the session's (the store's ``add_usage``);
+        ``skills``: the library behind the session's skill_manage (None: no skill reviews)."""
         self.settings = settings
         self.charge = charge
         self.memory = memory
+        self.skills = skills if settings.skill_interval > 0 else None
+        self.tool_iterations = 0
+        """Tool-calling iterations since the last skill review or skill_manage call."""
         self.client = client
         self.hub = hub
         self.user_turns = 0
@@ -89,15 +98,33 @@ class ReviewHost:
     def path(self) -> str | None:
         return self._running.task.path if self._running is not None else None
 
+    def count_tools(self, iterations: int, messages: Sequence[Message]) -> None:
+        """Count an ended turn's tool-calling iterations; ``messages`` (the turn's) calling
+        skill_manage start the count again (seed #262)."""
+        if self.skills is None:
+            return
+        used = any(
+            use.name == "skill_manage"
+            for m in messages
+            if m.role == "assistant"
+            for use in m.tool_uses()
+        )
+        self.tool_iterations = 0 if used else self.tool_iterations + iterations
+
+    def _memory_due(self) -> bool:
+        return self.memory is not None and self.unreviewed >= self.settings.interval
+
+    def _skills_due(self) -> bool:
+        return self.skills is not None and self.tool_iterations >= self.settings.skill_interval
+
     def turn_completed(self) -> bool:
-        """Count a completed user turn; whether a review is due now."""
+        """Count a completed user turn; whether a review (memory, skills) is due now."""
         self.user_turns += 1
         self.unreviewed += 1
         return (
             self.settings.enabled
-            and self.memory is not None
             and self._running is None
-            and self.unreviewed >= self.settings.interval
+            and (self._memory_due() or self._skills_due())
         )
 
     async def start(
@@ -114,14 +141,30 @@ class ReviewHost:
         spill_dir: Path,
         thinking_budget: int | None = None,
     ) -> None:
-        """Spawn the reviewer on this snapshot of the session."""
-        assert self.memory is not None and self._running is None
-        self.unreviewed = 0
+        """Spawn the reviewer on this snapshot of the session, for what is due."""
+        assert self._running is None
+        skills = self._skills_due()
+        memory = self.memory is not None and (self._memory_due() or not skills)
+        assert memory or skills
+        if memory:
+            self.unreviewed = 0
+        if skills:
+            self.tool_iterations = 0
         job = ReviewJob(
-            session_id, turn, model, system, tools, transcript, cwd, spill_dir, thinking_budget
+            session_id,
+            turn,
+            model,
+            system,
+            tools,
+            transcript,
+            cwd,
+            spill_dir,
+            thinking_budget,
+            memory=memory,
+            skills=skills,
         )
         cost = ReviewCost()
-        reviewer = Reviewer(job, self.client, self.memory, self.settings, cost)
+        reviewer = Reviewer(job, self.client, self.memory, self.settings, cost, self.skills)
         task = await TaskChild.start(ctx, reviewer, name=REVIEWER_NAME, monitored=True)
         self._running = _Review(job, cost, task)
         self.hub.publish(ev.ReviewStarted(turn))

@@ -21,6 +21,7 @@ from hermes.processes import (
     describe_leftovers,
 )
 from hermes.procgroup import GroupLedger
+from hermes.skills import SkillManageTool
 from hermes.store import SessionNotFound, StoreClient, StoreError, flag_queries
 from hermes.tools import (
     ApprovalMode,
@@ -176,4 +177,6 @@ def review_host(
     settings = (
         config.review if not config.unattended else attrs.evolve(config.review, enabled=False)
     )
-    return ReviewHost(settings, deps.memory, deps.client, hub, charge=charge)
+    manage = deps.registry.get("skill_manage")
+    skills = manage.library if isinstance(manage, SkillManageTool) else None
+    return ReviewHost(settings, deps.memory, deps.client, hub, charge=charge, skills=skills)

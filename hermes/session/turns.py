@@ -209,6 +209,7 @@ class TurnOwner(Actor):
         )
         if resume_queue:
             await self._next_input()
+        self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])
         completed = running.from_user and result.reason is TurnEnd.COMPLETED
         due = completed and self.reviews.turn_completed() and self._idle()
         if due and not self.reviews.schedule(self.ctx, result.turn):

@@ -7,11 +7,13 @@ lists each skill's name and description; ``skill_view`` loads one in full.
 
 from __future__ import annotations
 
+from .draft import SkillDraft, SkillDraftReport
 from .format import MAX_SKILL_BYTES, SKILL_FILE, Skill, SkillProblem, parse_skill
 from .invoke import invocation_message, skill_invocation
 from .library import BUNDLED_DIR, Quarantined, SkillLibrary, SkillSet, project_root
 from .manage import SkillWriteError, SkillWriter
 from .manage_tool import SkillManageTool
+from .pending import SkillChange
 from .prompt import delta_note, index_of, index_text, pinned_text
 from .scan import Finding, ScanResult, blocked_notice, scan_text
 from .session_skills import system_parts, told_index, user_text
@@ -25,6 +27,9 @@ __all__ = [
     "Quarantined",
     "ScanResult",
     "Skill",
+    "SkillChange",
+    "SkillDraft",
+    "SkillDraftReport",
     "SkillLibrary",
     "SkillManageTool",
     "SkillProblem",

@@ -87,6 +87,8 @@ class SkillLibrary:
     bundled_dir: Path | None = BUNDLED_DIR
     pinned: tuple[str, ...] = ()
     """Names loaded in full at session start (``[skills] pinned``, seed #29)."""
+    write_approval: bool = False
+    """The agent's skill changes wait for the person (``[skills] write_approval``, seed #265)."""
     _cache: dict[Path, tuple[tuple[int, int], Skill | SkillProblem, ScanResult | None]] = (
         attrs.field(factory=dict, init=False, repr=False)
     )

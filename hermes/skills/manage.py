@@ -46,12 +46,12 @@ class SkillWriter:
 
     def create(self, name: str, content: str) -> Skill:
         with self._locked():
-            folder = self._folder(name)
+            folder = self.folder(name)
             if folder.exists():
                 raise SkillWriteError(
                     f"skill '{name}' already exists; use edit or patch to change it", "exists"
                 )
-            skill = self._checked(folder, content)
+            skill = self.checked(folder, content)
             folder.mkdir(parents=True)
             write_atomic(folder / SKILL_FILE, content)
             usage = read_usage(self.user_dir)
@@ -61,45 +61,38 @@ class SkillWriter:
 
     def edit(self, name: str, content: str) -> Skill:
         with self._locked():
-            folder = self._existing(name)
-            skill = self._checked(folder, content)
+            folder = self.existing(name)
+            skill = self.checked(folder, content)
             write_atomic(folder / SKILL_FILE, content)
             return skill
 
     def patch(self, name: str, old_text: str, new_text: str) -> Skill:
         with self._locked():
-            folder = self._existing(name)
+            folder = self.existing(name)
             text = (folder / SKILL_FILE).read_text(encoding="utf-8")
-            count = text.count(old_text) if old_text else 0
-            if count != 1:
-                where = "does not occur" if count == 0 else f"occurs {count} times"
-                raise SkillWriteError(
-                    f"old_text {where} in {name}/SKILL.md; give a part that occurs exactly once",
-                    "no_unique_match",
-                )
-            content = text.replace(old_text, new_text, 1)
-            skill = self._checked(folder, content)
+            content = patched(name, text, old_text, new_text)
+            skill = self.checked(folder, content)
             write_atomic(folder / SKILL_FILE, content)
             return skill
 
     def delete(self, name: str) -> Path:
         """Move the skill to ``.archive/<name>-<unix time>``; returns where it went."""
         with self._locked():
-            return archive_folder(self.user_dir, self._existing(name))
+            return archive_folder(self.user_dir, self.existing(name))
 
     def rename(self, name: str, new_name: str) -> Skill:
         """Move the skill to ``new_name`` (folder and front matter); the curator's next pass
         rewrites the other skills' references to the old name (seed #271)."""
         with self._locked():
-            folder = self._existing(name)
-            target = self._folder(new_name)
+            folder = self.existing(name)
+            target = self.folder(new_name)
             if target.exists():
                 raise SkillWriteError(f"skill '{new_name}' already exists", "exists")
             text = (folder / SKILL_FILE).read_text(encoding="utf-8")
             content, count = _NAME_LINE.subn(f"name: {new_name}", text, count=1)
             if count != 1:
                 raise SkillWriteError(f"{name}/SKILL.md has no 'name: {name}' line", "invalid")
-            skill = self._checked(target, content)
+            skill = self.checked(target, content)
             os.rename(folder, target)
             write_atomic(target / SKILL_FILE, content)
             usage = read_usage(self.user_dir)
@@ -111,24 +104,8 @@ class SkillWriter:
 
     def write_file(self, name: str, file_path: str, content: str) -> Path:
         with self._locked():
-            folder = self._existing(name)
-            rel = Path(file_path)
-            if (
-                rel.is_absolute()
-                or ".." in rel.parts
-                or len(rel.parts) < 2
-                or rel.parts[0] not in SUPPORT_DIRS
-            ):
-                raise SkillWriteError(
-                    f"file_path must be under {', '.join(SUPPORT_DIRS)} (e.g. references/x.md), "
-                    f"without '..'; got {file_path!r}",
-                    "bad_path",
-                )
-            if len(content.encode("utf-8")) > MAX_FILE_BYTES:
-                raise SkillWriteError(
-                    f"the file is over {MAX_FILE_BYTES:,} bytes; split it", "too_large"
-                )
-            self._scan(content, file_path)
+            folder = self.existing(name)
+            rel = self.checked_file(file_path, content)
             target = folder / rel
             for parent in reversed(target.relative_to(folder).parents[:-1]):
                 if (folder / parent).is_symlink():
@@ -137,9 +114,10 @@ class SkillWriter:
             write_atomic(target, content)
             return target
 
-    # -- checks --------------------------------------------------------------------------
+    # -- checks (a review's ``SkillDraft`` makes the same ones) ---------------------------
 
-    def _folder(self, name: str) -> Path:
+    def folder(self, name: str) -> Path:
+        """Where skill ``name`` lives (it need not exist); a bad name is refused."""
         if not NAME_RE.fullmatch(name):
             raise SkillWriteError(
                 f"'{name}' is not a skill name: lower-case letters, digits and hyphens",
@@ -147,8 +125,9 @@ class SkillWriter:
             )
         return self.user_dir / name
 
-    def _existing(self, name: str) -> Path:
-        folder = self._folder(name)
+    def existing(self, name: str) -> Path:
+        """The folder of user skill ``name``: refused if there is none or it is locked."""
+        folder = self.folder(name)
         if not (folder / SKILL_FILE).is_file():
             raise SkillWriteError(
                 f"no skill '{name}' in your skills folder (bundled and project skills cannot "
@@ -161,7 +140,26 @@ class SkillWriter:
             )
         return folder
 
-    def _checked(self, folder: Path, content: str) -> Skill:
+    def checked_file(self, file_path: str, content: str) -> Path:
+        """``file_path`` as a path inside a skill folder, once it and ``content`` pass."""
+        rel = Path(file_path)
+        if rel.is_absolute() or ".." in rel.parts or len(rel.parts) < 2:
+            rel = Path()
+        if not rel.parts or rel.parts[0] not in SUPPORT_DIRS:
+            raise SkillWriteError(
+                f"file_path must be under {', '.join(SUPPORT_DIRS)} (e.g. references/x.md), "
+                f"without '..'; got {file_path!r}",
+                "bad_path",
+            )
+        if len(content.encode("utf-8")) > MAX_FILE_BYTES:
+            raise SkillWriteError(
+                f"the file is over {MAX_FILE_BYTES:,} bytes; split it", "too_large"
+            )
+        self._scan(content, file_path)
+        return rel
+
+    def checked(self, folder: Path, content: str) -> Skill:
+        """``content`` parsed as ``folder``'s SKILL.md, once it parses and the scan passes."""
         parsed = parse_skill(folder, "user", content)
         if not isinstance(parsed, Skill):
             raise SkillWriteError(
@@ -196,3 +194,15 @@ def archive_folder(user_dir: Path, folder: Path) -> Path:
         suffix += 1
     shutil.move(str(folder), str(target))
     return target
+
+
+def patched(name: str, text: str, old_text: str, new_text: str) -> str:
+    """``text`` with its one occurrence of ``old_text`` replaced; refused unless exactly one."""
+    count = text.count(old_text) if old_text else 0
+    if count != 1:
+        where = "does not occur" if count == 0 else f"occurs {count} times"
+        raise SkillWriteError(
+            f"old_text {where} in {name}/SKILL.md; give a part that occurs exactly once",
+            "no_unique_match",
+        )
+    return text.replace(old_text, new_text, 1)

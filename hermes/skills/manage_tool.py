@@ -1,8 +1,11 @@
 """``skill_manage``: the agent writes its own skills (create, edit, patch, delete, write_file).
 
 Changes go to the user skills folder through ``SkillWriter`` (locks, parse
-and threat checks there). The session's index is not rebuilt: the next turn's
-delta note tells the model what was added or removed.
+and threat checks there). With ``[skills] write_approval`` each change is
+checked the same way but staged for the person (``pending.py``); a background
+review lends its ``SkillDraft``, committed only when the review completes.
+The session's index is not rebuilt: the next turn's delta note tells the
+model what was added or removed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import trio
 
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
 
+from .draft import SkillDraft
 from .library import SkillLibrary
 from .manage import SkillWriteError, SkillWriter
 
@@ -52,8 +56,11 @@ class SkillManageTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: SkillLibrary, draft: SkillDraft | None = None) -> None:
+        """``draft``: a background review's (its writes wait for the review to complete)."""
+        self.library = library
         self.writer = SkillWriter(library.user_dir)
+        self.draft = draft
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         action, name = str(args["action"]), str(args["name"])
@@ -78,7 +85,25 @@ class SkillManageTool(Tool):
         return ToolOutcome.ok(text, action=action, skill=name)
 
     def _apply(self, action: str, name: str, args: Mapping[str, Any]) -> str:
-        writer = self.writer
+        if self.draft is not None:
+            text = self._write(self.draft, action, name, args)
+            return f"{text} Kept in this review's draft: written when the review completes."
+        if self.library.write_approval:
+            draft = SkillDraft(self.writer, stage=True)
+            text = self._write(draft, action, name, args)
+            report = draft.commit("skill_manage")
+            if report.failed:
+                raise SkillWriteError(report.failed[0], "not_staged")
+            return (
+                f"{text} Not written yet: [skills] write_approval holds it for the person "
+                f"({'; '.join(report.staged)}; hermes skills pending)."
+            )
+        return self._write(self.writer, action, name, args)
+
+    @staticmethod
+    def _write(
+        writer: SkillWriter | SkillDraft, action: str, name: str, args: Mapping[str, Any]
+    ) -> str:
         if action == "create":
             skill = writer.create(name, args["content"])
             return f"Created skill '{skill.name}' in {skill.directory}."
