@@ -190,6 +190,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "name": Key("", _optional_str, "model id ('' = claude-sonnet-4-5, or hermes-demo offline)"),
         "base_url": Key("", _optional_str, "Messages API base URL ('' = the SDK default)"),
         "max_tokens": Key(4096, _int(1), "max tokens per reply", reload=True),
+        "auto_recovery_cycles": Key(
+            5,
+            _int(0),
+            "waits (15, 30, 60 s) before asking a failing provider again, once retries "
+            "are spent (0: end the turn)",
+            reload=True,
+        ),
         "context_window": Key(
             200_000,
             _int(1024),

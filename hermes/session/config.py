@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from hermes.compression import CompressionSettings
+from hermes.model.recovery import RecoveryPolicy
 from hermes.review import ReviewSettings
 from hermes.tools import OutputBudget
 
@@ -115,6 +116,9 @@ class SessionConfig:
     )
     """Flagged commands where no approver is attached (``approvals.unattended``); a
     subagent (``unattended``) is denied whatever this says (seed #117)."""
+    recovery: RecoveryPolicy = attrs.field(factory=RecoveryPolicy)
+    """Auto-recovery cycles when the provider keeps failing (``[model]
+    auto_recovery_cycles``; waits 15, 30, 60 s)."""
     compression: CompressionSettings = attrs.field(factory=CompressionSettings)
     """When and how the transcript is compacted (``hermes.compression``)."""
     review: ReviewSettings = attrs.field(factory=ReviewSettings)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from actors import ActorContext, ActorExited, ActorSystem, Call, CallTarget
+from hermes.goals import Command, GoalAnswer, GoalCall
 from hermes.tools import ApprovalChoice
 
 from .config import BusyMode, SessionConfig
@@ -133,6 +134,10 @@ class SessionHandle:
     async def compress(self, focus: str | None = None, *, timeout: float | None = None) -> Accepted:
         """Compact the transcript (``/compress``): now when idle, else before the next step."""
         return await self._call(Compress(focus), timeout)
+
+    async def goal(self, command: Command, *, timeout: float | None = None) -> GoalAnswer:
+        """Apply a goal or loop command (``hermes.goals``: ``SetGoal``, ``GoalVerb``...)."""
+        return await self._call(GoalCall(command), timeout)
 
     async def state(self, *, timeout: float | None = None) -> SessionState:
         return await self._call(GetState(), timeout)

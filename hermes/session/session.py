@@ -48,6 +48,7 @@ from actors import (
     Overflow,
     Reply,
 )
+from hermes.goals import GoalCall, GoalWake, LoopTick, is_slash
 from hermes.model import Usage
 from hermes.processes import NoticeKind, NoticeSink, ProcessNotice
 from hermes.tools import ToolContext
@@ -65,6 +66,7 @@ from .errors import (
     SessionClosed,
     SessionError,
 )
+from .goal_link import apply, apply_slash, goal_keeper
 from .inputs import InputQueue, PendingInput, checked_text
 from .messages import (
     Accepted,
@@ -184,6 +186,7 @@ class SessionActor(TurnOwner):
             approvals=approvals,
         )
         await self._start_children()
+        self.goals = goal_keeper(self)
 
     def _set_mcp_server(self, server: str, on: bool) -> tuple[str, ...]:
         """Offer (or stop offering) an MCP server's tools here; the servers now off.
@@ -232,6 +235,8 @@ class SessionActor(TurnOwner):
                 await self._machine_input(MachineInput("process", message.text, _noticed(message)))
             case MachineInput():
                 await self._machine_input(message)
+            case GoalWake() | LoopTick():
+                await self.goals.signal(message)
             case ReviewDue():
                 if self.reviews.due(message):
                     await self._start_review(message.turn)
@@ -239,6 +244,8 @@ class SessionActor(TurnOwner):
                 running = self._running
                 if running is not None and running.task.is_down(message):
                     await self._turn_ended()
+                elif self.goals.owns(message):
+                    await self.goals.on_down(message)
                 else:
                     await self.reviews.on_down(self.ctx, message)
             case _:
@@ -268,6 +275,8 @@ class SessionActor(TurnOwner):
                 return None
             case ListSubagents() | SteerSubagent() | StopSubagent():
                 return await self.subagents.call(message)
+            case GoalCall(command=command) if not self._closed:
+                return await apply(self.goals, command)
         if self._closed:
             raise SessionClosed(f"session {self.session_id} is closed")
         if isinstance(message, _LIVE_VERBS):
@@ -296,6 +305,9 @@ class SessionActor(TurnOwner):
 
     async def _prompt(self, prompt: Prompt) -> object:
         text = checked_text(prompt.text, "prompt")
+        if is_slash(text):  # /goal, /subgoal, /loop: the session's own commands
+            answer = await apply_slash(self.goals, self.hub, text)
+            return Accepted("goal", answer.turn)
         running = self._running
         if running is None:
             waiter = self._waiter(prompt.wait)
@@ -372,6 +384,7 @@ class SessionActor(TurnOwner):
     async def _close(self, reason: str) -> Cancelled:
         cancelled = await self._cancel(f"the session was closed ({reason})")
         self._closed = True
+        await self.goals.stop()
         await self.subagents.stop()  # every child subtree is gone first
         await self.services.stop()  # every process group it owns is killed and reaped first
         await self.deps.store.end_session(self.conversation.session_id, reason)

@@ -19,6 +19,7 @@ import attrs
 import trio
 
 from actors import Actor, Reply
+from hermes.goals import GoalKeeper
 from hermes.model import TextBlock, Usage
 from hermes.store import StoreError
 from hermes.tools import ToolContext
@@ -72,6 +73,7 @@ class TurnOwner(Actor):
     approvals: ApprovalBroker
     keeper: ContextKeeper
     reviews: ReviewHost
+    goals: GoalKeeper
     tools: SessionTools
     tools_ctx: ToolContext
     turn_number: int
@@ -207,6 +209,7 @@ class TurnOwner(Actor):
                 result.turn, result.reason.value, result.detail, result.iterations, result.text
             )
         )
+        await self.goals.turn_ended(result.turn, result.reason.value, result.text)
         if resume_queue:
             await self._next_input()
         self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])

@@ -67,23 +67,23 @@ class Curator(Actor):
             await self._check()
 
     async def receive(self, message: object) -> object:
-        if isinstance(message, _Tick):
-            self.timer = None
-            await self._check()
-            return None
-        if isinstance(message, RunCurator):
-            report = await self._pass()
-            self._arm(self.clock())
-            return report.plain() if report is not None else {"error": "the pass failed"}
-        if isinstance(message, CuratorStatus):
-            last = await trio.to_thread.run_sync(self._last_run)
-            return {
-                "enabled": self.policy.enabled,
-                "last_run": last,
-                "next_run": None if last is None else last + self.policy.interval,
-                "passes": self.passes,
-                "last_report": None if self.last_report is None else self.last_report.plain(),
-            }
+        match message:
+            case _Tick():
+                self.timer = None
+                await self._check()
+            case RunCurator():
+                report = await self._pass()
+                self._arm(self.clock())
+                return report.plain() if report is not None else {"error": "the pass failed"}
+            case CuratorStatus():
+                last = await trio.to_thread.run_sync(self._last_run)
+                return {
+                    "enabled": self.policy.enabled,
+                    "last_run": last,
+                    "next_run": None if last is None else last + self.policy.interval,
+                    "passes": self.passes,
+                    "last_report": None if self.last_report is None else self.last_report.plain(),
+                }
         return None
 
     def _last_run(self) -> float | None:

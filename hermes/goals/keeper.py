@@ -1,0 +1,479 @@
+"""``GoalKeeper``: a session's standing goal and loop, owned by the session actor.
+
+The session hands it every goal command (``handle``), every turn's end
+(``turn_ended``), the ``Down`` of its evaluation tasks (``on_down``) and its
+timers (``signal``). After a turn that counts toward the goal (one that
+started after the goal was set) it starts an evaluation (``evaluate.py``):
+gates first, then the judge. What comes back decides (seeds #221, #223, #233):
+
+- a failing gate: its output is the next continuation; past its retries, pause;
+- ``done``: the goal is done; ``blocked``: paused with the judge's reason;
+- ``wait``: no continuation now, a timer wakes it (or new input does);
+- ``continue``: the next turn starts with the judge's note, as machine input,
+  until the turn budget is spent (then paused, naming /goal resume and clear);
+- too many unreadable replies or failed judge calls in a row: paused.
+
+A turn a person interrupted or cancelled pauses the goal (they stopped it); a
+failed turn pauses it with the reason. A continuation is sent only when the
+session is idle: if a person's prompt came meanwhile, the end of that turn is
+judged instead. ``/loop`` is driven by ``looper.Looper``.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import attrs
+
+from actors import Down
+
+from .commands import (
+    Command,
+    GateCommand,
+    GoalAnswer,
+    GoalVerb,
+    LoopVerb,
+    SetGoal,
+    SetLoop,
+    SubgoalCommand,
+)
+from .evaluate import Job, Outcome
+from .events import GoalUpdated
+from .host import GoalHost, Slot
+from .judge import Judged, Verdict
+from .looper import Looper, LoopTick
+from .record import (
+    MAX_PARSE_FAILURES,
+    MAX_TRANSPORT_FAILURES,
+    Contract,
+    Gate,
+    Goal,
+    GoalError,
+    GoalStatus,
+    parse_contract,
+)
+
+T = TypeVar("T")
+
+WAIT_LIMIT = 1800.0
+"""Longest a judge's ``wait`` parks the goal before it is poked again (seconds)."""
+STOPPED = ("interrupted", "cancelled")
+BROKEN = ("failed", "halted", "unknown_tools")
+JUDGED = ("completed", "max_iterations")
+
+CONTINUATION = (
+    "[Continuing toward your standing goal: turn {turn} of {budget}]\nGoal: {goal}\n\n"
+    "{criteria}The judge's note on your last reply: {note}\n\n"
+    "Take the next concrete step. If the goal is complete, say so and show the evidence. "
+    "If you are blocked and need the user, say so clearly and stop."
+)
+GATE_FAILED = (
+    "[Continuing toward your standing goal: a quality gate failed]\nGoal: {goal}\n\n"
+    "This gate must pass before the goal can be done, and it failed (attempt {attempt} of "
+    "{retries}):\n  $ {command}\nExit code: {code}\nOutput (tail):\n```\n{output}\n```\n\n"
+    "Fix the problem so the gate passes, then run it again to confirm. If the gate itself "
+    "is wrong or cannot pass, say so and stop."
+)
+PAUSE_HINT = "/goal resume to keep going (the turn budget starts again), /goal clear to stop"
+
+
+@attrs.frozen(slots=True)
+class GoalWake:
+    """A judge's ``wait`` is over (a timer message to the session)."""
+
+    generation: int
+
+
+class GoalKeeper:
+    """See the module docstring."""
+
+    def __init__(self, host: GoalHost) -> None:
+        self.host = host
+        self.goal: Goal | None = None
+        self.looper = Looper(host, self._goal_blocks_loop)
+        self._slot = Slot(host, "goal-judge")
+        self._pending: Job | None = None
+        """A goal evaluation that waits for the contract's draft to finish."""
+        self._generation = 0
+        self._wait_timer: object | None = None
+
+    # -- the session's calls -------------------------------------------------------------
+
+    async def handle(self, command: Command) -> GoalAnswer:
+        """Apply one command (``GoalError`` names what was wrong)."""
+        match command:
+            case SetGoal():
+                return await self._set(command)
+            case GoalVerb(verb="status"):
+                return self._answer(self.goal.status_line() if self.goal else "no goal set")
+            case GoalVerb(verb="pause"):
+                goal = self._require("pause")
+                await self._cancel_work()
+                self.goal = goal.paused("paused by the person")
+                return self._answer(self._update(f"goal paused: {goal.text}. {PAUSE_HINT}"))
+            case GoalVerb(verb="resume"):
+                return await self._resume()
+            case GoalVerb(verb="clear"):
+                had = self.goal
+                await self._cancel_work()
+                self.goal = None
+                if had is None:
+                    return self._answer("no goal to clear")
+                self.host.publish(
+                    GoalUpdated(status="cleared", message="goal cleared", goal=had.text)
+                )
+                return self._answer("goal cleared")
+            case GateCommand():
+                return self._gate(command)
+            case SubgoalCommand():
+                return self._subgoal(command)
+            case SetLoop() | LoopVerb():
+                output, turn = await self.looper.handle(command)
+                return self._answer(output, turn)
+        raise GoalError(f"unknown goal command {type(command).__name__}")
+
+    async def turn_ended(self, turn: int, reason: str, text: str) -> None:
+        """A turn ended (``reason``: its ``TurnEnd`` value): judge it when it counts."""
+        await self.looper.turn_ended(turn, reason, text)
+        goal = self.goal
+        if goal is None or goal.status is not GoalStatus.ACTIVE or turn <= goal.since_turn:
+            return
+        if reason in STOPPED:
+            await self._pause(f"turn {turn} was {reason}")
+        elif reason in BROKEN:
+            await self._pause(f"turn {turn} ended {reason}")
+        elif reason in JUDGED and text.strip():
+            job = Job(kind="goal", goal=goal, reply=text, turn=turn)
+            if self._slot.job is not None and self._slot.job.kind == "draft":
+                self._pending = job
+            else:
+                await self._slot.start(job)
+
+    def owns(self, down: Down) -> bool:
+        return self._slot.owns(down) or self.looper.owns(down)
+
+    async def on_down(self, down: Down) -> None:
+        if self.looper.owns(down):
+            await self.looper.on_down()
+            return
+        job, outcome = await self._slot.outcome()
+        if job.kind == "draft":
+            await self._drafted(outcome)
+        elif isinstance(outcome, Outcome):
+            await self._evaluated(outcome)
+        elif self.goal is not None and self.goal.status is GoalStatus.ACTIVE:
+            goal = self.goal
+            self.goal = attrs.evolve(goal, turns_used=goal.turns_used + 1)
+            why = outcome.describe()
+            await self._judged(
+                Judged(Verdict.CONTINUE, f"the evaluation crashed: {why}", transport_failed=True)
+            )
+
+    async def signal(self, message: object) -> None:
+        """A timer of the keeper's fired."""
+        match message:
+            case GoalWake(generation=generation) if generation == self._generation:
+                self._wait_timer = None
+                goal = self.goal
+                if goal is not None and goal.status is GoalStatus.ACTIVE:
+                    await self._continue(goal, "the wait the judge asked for is over")
+            case LoopTick():
+                await self.looper.tick(message)
+
+    async def stop(self) -> None:
+        await self._cancel_work()
+        await self.looper.stop()
+
+    # -- commands ------------------------------------------------------------------------
+
+    def _answer(self, output: str, turn: int | None = None) -> GoalAnswer:
+        loop = self.looper.loop
+        return GoalAnswer(
+            output=output,
+            goal=self.goal.view() if self.goal is not None else None,
+            loop=loop.view() if loop is not None else None,
+            turn=turn,
+        )
+
+    def _require(self, verb: str) -> Goal:
+        if self.goal is None or self.goal.status is GoalStatus.DONE:
+            raise GoalError(f"/goal {verb}: there is no goal (set one with /goal TEXT)")
+        return self.goal
+
+    async def _set(self, command: SetGoal) -> GoalAnswer:
+        host = self.host
+        text, contract = (command.text, None) if command.draft else parse_contract(command.text)
+        previous = self.goal
+        await self._cancel_work()
+        self.goal = Goal(
+            text=text or command.text,
+            max_turns=command.max_turns or host.settings.max_turns,
+            since_turn=host.turn_number(),
+            drafting=command.draft,
+            contract=contract if contract is not None else Contract(),
+        )
+        goal = self.goal
+        if command.draft:
+            await self._slot.start(Job(kind="draft", goal=goal))
+        lines = [f"goal set ({goal.max_turns}-turn budget): {goal.text}"]
+        if previous is not None and previous.status is not GoalStatus.DONE:
+            lines.append(f"(it replaces the goal: {previous.text})")
+        if not goal.contract.empty:
+            lines.append(f"completion contract:\n{goal.contract.render()}")
+        if command.draft:
+            lines.append("the judge model is drafting a completion contract; work starts now")
+        lines.append(
+            "after each turn a judge decides whether it is done; /goal status, "
+            "/goal pause, /goal resume, /goal clear"
+        )
+        output = self._update("\n".join(lines))
+        turn = await self._send(goal.text)
+        return self._answer(output, turn)
+
+    async def _resume(self) -> GoalAnswer:
+        goal = self._require("resume")
+        if goal.status is GoalStatus.ACTIVE:
+            return self._answer(f"the goal is already active: {goal.text}")
+        self.goal = attrs.evolve(
+            goal,
+            status=GoalStatus.ACTIVE,
+            turns_used=0,
+            paused_reason=None,
+            parse_failures=0,
+            transport_failures=0,
+            since_turn=self.host.turn_number(),
+        )
+        output = self._update(f"goal resumed ({self.goal.max_turns}-turn budget): {goal.text}")
+        turn = await self._send(self._continuation(self.goal, "the person resumed the goal"))
+        return self._answer(output, turn)
+
+    def _gate(self, command: GateCommand) -> GoalAnswer:
+        goal = self._require("gate")
+        if command.action == "list":
+            lines = [
+                f"{i}. $ {g.command}" + (f" (exit {g.last_exit})" if g.last_exit else "")
+                for i, g in enumerate(goal.gates, 1)
+            ]
+            return self._answer("\n".join(lines) or "no quality gates (/goal gate add COMMAND)")
+        if command.action == "add":
+            if not self.host.attended:
+                raise GoalError(
+                    "/goal gate add: gates run shell commands with no later approval, so only "
+                    "a person's attended session may add them"
+                )
+            settings = self.host.settings
+            gate = Gate(
+                command=command.command,
+                timeout=settings.gate_timeout,
+                max_retries=settings.gate_retries,
+            )
+            self.goal = attrs.evolve(goal, gates=(*goal.gates, gate))
+            return self._answer(
+                f"gate added: $ {gate.command} (must pass before the goal can be done; "
+                f"{gate.max_retries} retries, {gate.timeout:g} s timeout)"
+            )
+        if command.action == "remove":
+            gone = self._at(goal.gates, command.index, "/goal gate remove")
+            self.goal = attrs.evolve(goal, gates=tuple(g for g in goal.gates if g is not gone))
+            return self._answer(f"gate removed: $ {gone.command}")
+        self.goal = attrs.evolve(goal, gates=())
+        return self._answer(f"{len(goal.gates)} gate(s) cleared")
+
+    def _subgoal(self, command: SubgoalCommand) -> GoalAnswer:
+        goal = self._require("subgoal")
+        if command.action == "list":
+            lines = [f"{i}. {s}" for i, s in enumerate(goal.subgoals, 1)]
+            return self._answer("\n".join(lines) or "no subgoals (/subgoal TEXT adds one)")
+        if command.action == "add":
+            self.goal = attrs.evolve(goal, subgoals=(*goal.subgoals, command.text))
+            return self._answer(f"subgoal {len(goal.subgoals) + 1} added: {command.text}")
+        if command.action == "remove":
+            gone = self._at(goal.subgoals, command.index, "/subgoal remove")
+            kept = tuple(s for i, s in enumerate(goal.subgoals, 1) if i != command.index)
+            self.goal = attrs.evolve(goal, subgoals=kept)
+            return self._answer(f"subgoal removed: {gone}")
+        self.goal = attrs.evolve(goal, subgoals=())
+        return self._answer(f"{len(goal.subgoals)} subgoal(s) cleared")
+
+    @staticmethod
+    def _at(items: tuple[T, ...], index: int, usage: str) -> T:
+        if not 1 <= index <= len(items):
+            have = f"1 to {len(items)}" if items else "none: the list is empty"
+            raise GoalError(f"{usage} {index}: there is no item {index} ({have})")
+        return items[index - 1]
+
+    # -- evaluations ---------------------------------------------------------------------
+
+    async def _drafted(self, outcome: object) -> None:
+        goal = self.goal
+        contract = outcome.contract if isinstance(outcome, Outcome) else None
+        if goal is not None and goal.drafting:
+            self.goal = attrs.evolve(goal, drafting=False, contract=contract or goal.contract)
+            if contract is not None:
+                self._update(
+                    f"drafted completion contract:\n{contract.render()}\nTighten a "
+                    "field by setting the goal again with lines like 'verify: make "
+                    "test'; /goal status shows it"
+                )
+            else:
+                self._update("no contract could be drafted: the goal runs free-form")
+        pending, self._pending = self._pending, None
+        if pending is not None and self.goal is not None:
+            await self._slot.start(attrs.evolve(pending, goal=self.goal))
+
+    async def _evaluated(self, outcome: Outcome) -> None:
+        goal = self.goal
+        if goal is None or goal.status is not GoalStatus.ACTIVE:
+            return  # paused or cleared while it ran
+        goal = self.goal = attrs.evolve(goal, turns_used=goal.turns_used + 1)
+        check = outcome.gates
+        if check.refusal is not None:
+            await self._pause(f"quality gates not run: {check.refusal}")
+            return
+        gates = list(goal.gates)
+        for run in check.runs:
+            if run.index < len(gates):
+                old = gates[run.index]
+                gates[run.index] = attrs.evolve(
+                    old, attempts=0 if run.passed else old.attempts + 1, last_exit=run.exit_code
+                )
+        goal = self.goal = attrs.evolve(goal, gates=tuple(gates))
+        failed = check.failed
+        if failed is not None and failed.index < len(gates):
+            gate = gates[failed.index]
+            if gate.attempts > gate.max_retries:
+                await self._pause(
+                    f"quality gate still failing after {gate.max_retries} "
+                    f"retries: $ {gate.command} (exit {gate.last_exit})"
+                )
+            elif goal.turns_used >= goal.max_turns:
+                await self._pause(
+                    f"turn budget spent ({goal.turns_used}/{goal.max_turns}), a "
+                    "quality gate still failing"
+                )
+            else:
+                self._update(f"quality gate failed (exit {failed.exit_code}): $ {gate.command}")
+                prompt = GATE_FAILED.format(
+                    goal=goal.text,
+                    attempt=gate.attempts,
+                    retries=gate.max_retries,
+                    command=gate.command,
+                    code=failed.exit_code,
+                    output=failed.tail or "(none)",
+                )
+                await self._send_if_idle(prompt)
+            return
+        if outcome.judged is not None:
+            await self._judged(outcome.judged)
+
+    async def _judged(self, judged: Judged) -> None:
+        """Apply the judge's verdict on a turn already counted."""
+        goal = self.goal
+        if goal is None or goal.status is not GoalStatus.ACTIVE:
+            return
+        goal = self.goal = attrs.evolve(
+            goal,
+            last_verdict=judged.verdict.value,
+            last_reason=judged.reason,
+            parse_failures=goal.parse_failures + 1 if judged.parse_failed else 0,
+            transport_failures=goal.transport_failures + 1 if judged.transport_failed else 0,
+        )
+        verdict, reason = judged.verdict, judged.reason
+        if verdict is Verdict.DONE:
+            self.goal = attrs.evolve(goal, status=GoalStatus.DONE)
+            self._update(f"goal achieved: {reason}", verdict="done", reason=reason)
+        elif verdict is Verdict.BLOCKED:
+            await self._pause(f"the judge ruled it blocked: {reason}", verdict="blocked")
+        elif goal.transport_failures >= MAX_TRANSPORT_FAILURES:
+            await self._pause(
+                f"the judge could not be reached {goal.transport_failures} turns "
+                f"in a row ({reason}); check [goals] judge_model"
+            )
+        elif goal.parse_failures >= MAX_PARSE_FAILURES:
+            await self._pause(
+                f"the judge gave no verdict {goal.parse_failures} turns in a row; "
+                "route it to a stricter model with [goals] judge_model"
+            )
+        elif goal.turns_used >= goal.max_turns:
+            await self._pause(
+                f"turn budget spent ({goal.turns_used}/{goal.max_turns})", verdict=verdict.value
+            )
+        elif verdict is Verdict.WAIT:
+            seconds = min(judged.wait_seconds or WAIT_LIMIT, WAIT_LIMIT)
+            self._generation += 1
+            self._wait_timer = self.host.ctx.send_after(seconds, GoalWake(self._generation))
+            self._update(f"goal waiting {seconds:g} s: {reason}", verdict="wait", reason=reason)
+        else:
+            self._update(
+                f"continuing toward the goal ({goal.turns_used}/{goal.max_turns}): {reason}",
+                verdict="continue",
+                reason=reason,
+            )
+            await self._continue(goal, reason)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _continuation(self, goal: Goal, note: str) -> str:
+        criteria = ""
+        if not goal.contract.empty:
+            criteria += f"Completion contract:\n{goal.contract.render()}\n\n"
+        if goal.subgoals:
+            numbered = "\n".join(f"- {i}. {s}" for i, s in enumerate(goal.subgoals, 1))
+            criteria += f"Additional criteria (all must be met):\n{numbered}\n\n"
+        return CONTINUATION.format(
+            turn=goal.turns_used + 1,
+            budget=goal.max_turns,
+            goal=goal.text,
+            criteria=criteria,
+            note=note,
+        )
+
+    async def _continue(self, goal: Goal, note: str) -> None:
+        await self._send_if_idle(self._continuation(goal, note))
+
+    async def _send_if_idle(self, text: str) -> None:
+        """A continuation, unless a turn runs or input waits (its end is judged instead)."""
+        if not self.host.busy():
+            await self._send(text)
+
+    async def _send(self, text: str) -> int | None:
+        """Hand ``text`` to the session; the turn that took it, if one did at once."""
+        started: list[int] = []
+
+        async def delivered() -> None:
+            started.append(self.host.turn_number())
+
+        await self.host.send("goal", text, delivered)
+        return started[0] if started else None
+
+    async def _pause(self, reason: str, verdict: str | None = None) -> None:
+        goal = self.goal
+        if goal is None:
+            return
+        await self._cancel_work()
+        self.goal = goal.paused(reason)
+        self._update(f"goal paused: {reason}. {PAUSE_HINT}", verdict=verdict, reason=reason)
+
+    async def _cancel_work(self) -> None:
+        self._pending = None
+        self._generation += 1  # a pending GoalWake is stale now
+        await self._slot.stop()
+
+    def _update(self, message: str, verdict: str | None = None, reason: str | None = None) -> str:
+        goal = self.goal
+        self.host.publish(
+            GoalUpdated(
+                status=goal.status.value if goal else "cleared",
+                message=message,
+                verdict=verdict,
+                reason=reason,
+                turns_used=goal.turns_used if goal else 0,
+                max_turns=goal.max_turns if goal else 0,
+                goal=goal.text if goal else "",
+            )
+        )
+        return message
+
+    def _goal_blocks_loop(self) -> bool:
+        """An active goal defers the loop's wakeups (both would start turns)."""
+        return self.goal is not None and self.goal.status is GoalStatus.ACTIVE

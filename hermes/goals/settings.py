@@ -1,0 +1,31 @@
+"""Goal and loop settings (``[goals]`` and ``[loops]`` of the configuration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+def _at_least(low: float) -> Any:
+    def check(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= low:
+            raise ValueError(
+                f"goal settings {attribute.name}: expected a number >= {low:g}, got {value!r}"
+            )
+
+    return check
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class GoalSettings:
+    max_turns: int = attrs.field(default=20, validator=_at_least(1))
+    """A new goal's turn budget (``/goal --turns N`` sets another)."""
+    judge_model: str = ""
+    """The judge's model ('' = the session's)."""
+    judge_timeout: float = attrs.field(default=30.0, validator=_at_least(0.001))
+    gate_timeout: float = attrs.field(default=300.0, validator=_at_least(0.001))
+    gate_retries: int = attrs.field(default=3, validator=_at_least(0))
+    loop_min_interval: float = attrs.field(default=30.0, validator=_at_least(0.001))
+    loop_max_ticks: int = attrs.field(default=100, validator=_at_least(0))
+    """Wakeups before a loop pauses (0: no limit)."""
