@@ -33,6 +33,7 @@ import trio
 from actors import Actor, ActorRef, Call, CallTarget, ExitReason
 from hermes.cron.tool import CronjobTool
 from hermes.memory import MemoryTool
+from hermes.model.recovery import RecoveryPolicy
 from hermes.processes import ProcessService, sweep_leftovers
 from hermes.session import (
     BusyMode,
@@ -302,6 +303,7 @@ class SessionsManager(Actor):
             spill_dir=data_dir / "spill",
             title=title,
             max_tokens=config.get("model", "max_tokens"),
+            recovery=RecoveryPolicy(cycles=config.get("model", "auto_recovery_cycles")),
             max_iterations=config.get("session", "max_iterations"),
             busy_mode=BusyMode(busy or config.get("session", "busy_mode")),
             approval_timeout=config.get("session", "approval_timeout"),

@@ -290,9 +290,10 @@ class StreamAssembler:
     stream's contract (it ended with ``message_stop``) and returns the response.
     Broken contracts and malformed events raise ``StreamProblem``.
 
-    Tool arguments that are not a JSON object raise too, unless
-    ``lenient_tool_input``: then the block gets ``{}`` and the problem is
-    listed in the response's ``malformed_inputs``.
+    Tool arguments that are not a JSON object raise too (at the end), unless
+    ``lenient_tool_input`` or the reply was cut at the output limit
+    (``max_tokens``: the caller retries it with a larger budget): then the block
+    gets ``{}`` and the problem is listed in the response's ``malformed_inputs``.
     """
 
     def __init__(self, *, lenient_tool_input: bool = False) -> None:
@@ -307,6 +308,7 @@ class StreamAssembler:
         self._blocks: dict[int, ContentBlock] = {}
         self._parts: dict[int, list[str]] = {}
         self._kinds: dict[int, tuple[str, ...]] = {}
+        self._unusable: list[StreamProblem] = []
 
     def feed(self, event: Any) -> list[ModelEvent]:
         try:
@@ -402,10 +404,11 @@ class StreamAssembler:
             try:
                 arguments = parse_tool_input(kind[2], text)
             except StreamProblem as problem:
-                if not self.lenient_tool_input:
-                    raise
-                arguments = {}
+                # Judged in ``finish``: a call cut at the output limit is no model error.
+                self._unusable.append(problem)
                 self.malformed[kind[1]] = str(problem)
+                self._blocks[index] = ToolUseBlock(kind[1], kind[2], {})
+                return []
             block = ToolUseBlock(kind[1], kind[2], arguments)
             self._blocks[index] = block
             return [ToolUseComplete(index, block)]
@@ -420,6 +423,8 @@ class StreamAssembler:
             )
         if self.stop_reason is None:
             raise StreamProblem(FailureReason.STREAM_TRUNCATED, "message_stop without stop_reason")
+        if self._unusable and not self.lenient_tool_input and self.stop_reason != "max_tokens":
+            raise self._unusable[0]
         content = tuple(self._blocks[i] for i in sorted(self._blocks))
         return ModelResponse(
             id=self.id,

@@ -56,6 +56,32 @@ class RequestRetried:
 
 
 @attrs.frozen(slots=True)
+class ReplyRecovering:
+    """A reply was cut, empty or a loop, and the turn asks again (``ladders.py``).
+
+    ``action``: ``continue`` (the cut text is kept, the model continues it),
+    ``feed`` (a thinking-only reply is kept, with a nudge), ``nudge`` (an empty
+    reply after tools is dropped, with a nudge) or ``retry`` (the reply is dropped).
+    """
+
+    turn: int
+    action: str
+    why: str
+
+
+@attrs.frozen(slots=True)
+class RecoveryWaiting:
+    """The provider keeps failing: the turn waits ``delay`` s before cycle ``cycle`` of
+    ``cycles`` (a soft interrupt or a redirect ends the wait at once)."""
+
+    turn: int
+    cycle: int
+    cycles: int
+    delay: float
+    reason: str
+
+
+@attrs.frozen(slots=True)
 class MessageCompleted:
     """A message was persisted at ``seq`` (assistant replies, partial ones included)."""
 

@@ -7,7 +7,9 @@ asked for tools, run the batch (``TurnBatches``, ``batch.py``: each call in a
 tool worker, the results and any steers persisted in the same user message),
 and go round again, until the model answers without tools, the iteration
 budget is spent (one final tool-less call), a guardrail halts the turn, or it
-is interrupted.
+is interrupted. Each reply first goes through the reply ladders (cut, empty
+and looping replies) and a failing provider through auto-recovery cycles:
+the model side is ``TurnModel`` (``turn_model.py``).
 
 Before each request the session's ``ContextKeeper`` may compact the
 transcript (threshold reached, ``/compress`` asked for, or the provider said
@@ -33,31 +35,19 @@ import attrs
 import trio
 
 from actors import MailboxConfig, Overflow, Task
-from hermes.model import (
-    AttemptFailed,
-    Message,
-    ModelClient,
-    ModelError,
-    ModelEvent,
-    ModelRequest,
-    ModelResponse,
-    TextBlock,
-    TextDelta,
-    ThinkingDelta,
-    ToolUseBlock,
-    Usage,
-)
+from hermes.model import Message, ModelClient, ModelError, TextBlock, Usage
 from hermes.store import StoreError
 from hermes.tools import ToolContext, ToolRegistry
 
 from . import events as ev
 from .approvals import ApprovalBroker
-from .batch import TurnBatches, steer_block
+from .batch import TurnBatches
 from .config import SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation, text_of
 from .outcome import TurnEnd, TurnResult
+from .turn_model import TurnModel
 
 
 @attrs.frozen(slots=True)
@@ -112,14 +102,13 @@ class TurnProgress:
         return cls(conversation.next_seq, conversation.last)
 
 
-REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 BUDGET_NOTE = (
     "[The iteration budget of {n} tool-using steps for this turn is spent. Do not call "
     "tools. Answer now: summarise what was done, what was found, and what remains.]"
 )
 
 
-class TurnActor(Task[TurnResult]):
+class TurnActor(TurnModel, Task[TurnResult]):
     """Runs one turn (or, with ``StartCompaction``, an idle ``/compress``); see the module
     docstring."""
 
@@ -152,6 +141,7 @@ class TurnActor(Task[TurnResult]):
         self._detail = ""
         self._final_text = ""
         self._failure: BaseException | None = None
+        self._init_model()
 
     # -- the task ------------------------------------------------------------------------
 
@@ -232,9 +222,8 @@ class TurnActor(Task[TurnResult]):
         )
 
     async def _step(self) -> None:
-        response = await self._model_call()
+        response = await self._reply()
         if response is None:
-            self._end = TurnEnd.INTERRUPTED
             return
         await self._commit_reply(response)
         uses = response.message.tool_uses()
@@ -242,6 +231,7 @@ class TurnActor(Task[TurnResult]):
             self._end = TurnEnd.COMPLETED
             return
         self._iterations += 1
+        self._tools_since.update(u.name for u in uses)
         batches = self._batches
         assert batches is not None
         try:
@@ -253,151 +243,12 @@ class TurnActor(Task[TurnResult]):
     async def _final_summary(self) -> None:
         budget = self.deps.config.max_iterations
         await self.conv.add_user_blocks([TextBlock(BUDGET_NOTE.format(n=budget))])
-        response = await self._model_call(tool_choice="none")
+        response = await self._reply(tool_choice="none")
         if response is None:
-            self._end = TurnEnd.INTERRUPTED
             return
         await self._commit_reply(response, allow_tools=False)
         self._end = TurnEnd.MAX_ITERATIONS
         self._detail = f"the iteration budget of {budget} was spent"
-
-    # -- the model -----------------------------------------------------------------------
-
-    def _request(self, tool_choice: str | None) -> ModelRequest:
-        config = self.deps.config
-        return ModelRequest(
-            model=config.model,
-            messages=tuple(self.conv.messages),
-            max_tokens=config.max_tokens,
-            system=self.deps.keeper.system,
-            tools=self.deps.registry.specs(),
-            thinking_budget=config.thinking_budget,
-            tool_choice=tool_choice,  # type: ignore[arg-type]
-        )
-
-    async def _keep_context(self, overflow: bool = False) -> bool:
-        """Compact if due (or after a context overflow); whether the transcript changed."""
-        keeper = self.deps.keeper
-        with self.controls.hold_interrupt():
-            if overflow:
-                done = await keeper.after_overflow(self.conv, self.ctx, self.number)
-            else:
-                done = await keeper.before_request(self.conv, self.ctx, self.number)
-        if done is None:
-            return False
-        self.progress.compacted = True
-        self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
-        return True
-
-    async def _model_call(self, tool_choice: str | None = None) -> ModelResponse | None:
-        """One reply, reissued after each redirect; None when interrupted."""
-        while True:
-            await self._deliver_steers()
-            if not self.controls.interrupted:
-                await self._keep_context()
-                await self._deliver_steers()  # any that came while it compacted (or tried to)
-            if self.controls.interrupted:
-                return None
-            request = self._request(tool_choice)
-            self._partial = []
-            self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
-            with trio.CancelScope() as scope:
-                self.controls.request_scope = scope
-                try:
-                    response = await self.deps.client.complete(request, self._on_model_event)
-                except ModelError as error:
-                    if error.hints.should_compress and await self._keep_context(overflow=True):
-                        continue  # compacted: the same request again, shorter
-                    raise
-                finally:
-                    self.controls.request_scope = None
-            if not scope.cancelled_caught:
-                self._partial = []
-                # A redirect that came as the reply finished is too late to cut it: a steer now.
-                self.controls.steers.extend(self.controls.take_redirects())
-                return response
-            redirects = self.controls.take_redirects()
-            marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
-            await self._commit_partial(marker)
-            if not redirects or self.controls.interrupted:
-                self.progress.undelivered.extend(redirects)
-                return None
-            text = "\n".join(redirects)
-            seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
-            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
-
-    def _on_model_event(self, event: ModelEvent) -> None:
-        hub = self.deps.hub
-        if isinstance(event, TextDelta):
-            self._partial.append(event.text)
-            hub.publish(ev.TextDelta(self.number, event.text))
-        elif isinstance(event, ThinkingDelta):
-            hub.publish(ev.ThinkingDelta(self.number, event.thinking))
-        elif isinstance(event, AttemptFailed):
-            self._partial = []
-            hub.publish(ev.RequestRetried(self.number, event.attempt, event.reason, event.delay))
-
-    async def _commit_reply(self, response: ModelResponse, *, allow_tools: bool = True) -> None:
-        content = response.message.content
-        if not allow_tools:
-            content = tuple(b for b in content if not isinstance(b, ToolUseBlock))
-        if not content:
-            content = (TextBlock("(no reply)"),)
-        message = Message("assistant", content)
-        seq = await self.conv.append(message, usage=response.usage)
-        self._usage = self._usage + response.usage
-        self._final_text = message.text()
-        hub = self.deps.hub
-        hub.publish(
-            ev.MessageCompleted(
-                self.number,
-                seq,
-                "assistant",
-                self._final_text,
-                response.stop_reason,
-                len(message.tool_uses()),
-            )
-        )
-        keeper = self.deps.keeper
-        context = keeper.observe(response.usage, self.conv.next_seq)
-        self.controls.context_used = context
-        hub.publish(
-            ev.UsageUpdated(
-                self.number, response.usage, self._usage, context, keeper.percent(context)
-            )
-        )
-
-    async def _commit_partial(self, marker: str, unattended: bool = False) -> None:
-        """Keep text already streamed as an assistant message marked ``[marker]``.
-
-        ``unattended``: the turn was killed from outside its session (the session is
-        going down, or someone killed the turn by hand), so nothing will act on the
-        write's result: it is queued without waiting for the store's reply, in order
-        before anything written after it, and the store logs it if it fails.
-        """
-        text = "".join(self._partial)
-        self._partial = []
-        if not text.strip() or not self.conv.ends_with("user"):
-            return
-        message = Message("assistant", (TextBlock(f"{text}\n\n[{marker}]"),))
-        seq = self.conv.submit_append(message) if unattended else None
-        if seq is None:
-            seq = await self.conv.append(message)
-        self._final_text = text
-        self.deps.hub.publish(ev.MessageCompleted(self.number, seq, "assistant", text, marker, 0))
-
-    async def _deliver_steers(self) -> None:
-        """Pending steers go into the trailing user message, before the next request."""
-        steers = self.controls.take_steers()
-        if not steers:
-            return
-        try:
-            seq = await self.conv.add_user_blocks([steer_block(s) for s in steers])
-        except BaseException:
-            self.progress.undelivered.extend(steers)
-            raise
-        for text in steers:
-            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
 
     # -- the end -------------------------------------------------------------------------
 

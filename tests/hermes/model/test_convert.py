@@ -197,10 +197,27 @@ def test_malformed_tool_arguments_are_classified(fragments: list[str], needle: s
     assembler.feed(block_start(0, {"type": "tool_use", "id": "t", "name": "terminal", "input": {}}))
     for fragment in fragments:
         assembler.feed(delta(0, {"type": "input_json_delta", "partial_json": fragment}))
+    assert assembler.feed(block_stop(0)) == []  # no ToolUseComplete for unusable arguments
+    assembler.feed(message_delta("tool_use", 5))
+    assembler.feed({"type": "message_stop"})
     with pytest.raises(StreamProblem) as caught:
-        assembler.feed(block_stop(0))
+        assembler.finish(attempts=1)
     assert caught.value.reason is FailureReason.MALFORMED_OUTPUT
     assert needle in str(caught.value) and "terminal" in str(caught.value)
+
+
+def test_a_tool_call_cut_at_the_output_limit_is_a_response_not_an_error() -> None:
+    assembler = StreamAssembler()
+    assembler.feed(message_start())
+    assembler.feed(block_start(0, {"type": "tool_use", "id": "t", "name": "terminal", "input": {}}))
+    assembler.feed(delta(0, {"type": "input_json_delta", "partial_json": '{"command": "ec'}))
+    assembler.feed(block_stop(0))
+    assembler.feed(message_delta("max_tokens", 4096))
+    assembler.feed({"type": "message_stop"})
+    response = assembler.finish(attempts=1)
+    assert response.stop_reason == "max_tokens"
+    assert [u.input for u in response.message.tool_uses()] == [{}]
+    assert "not valid JSON" in response.malformed_inputs["t"]
 
 
 @pytest.mark.parametrize(

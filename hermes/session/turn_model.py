@@ -1,0 +1,325 @@
+"""The model side of a turn: one reply through the ladders, its events, its commits.
+
+``TurnModel`` is the part of ``TurnActor`` (``turn.py``) that talks to the
+model. ``_reply`` asks for one reply and walks the reply ladders
+(``ladders.py``: cut, empty and looping replies) until one is accepted or the
+ladders end the turn. ``_model_call`` sends one request: steers delivered
+and the context kept first, reissued after a redirect, and parked for
+auto-recovery cycles when the provider keeps failing
+(``hermes.model.recovery``; each wait is a ``RecoveryWaiting`` event, and a
+soft interrupt or redirect ends it at once, since it runs inside the
+request's scope). While a reply streams, ``RunawayWatch`` cuts a text or a
+tool call's arguments that run away into repetition.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import trio
+
+from actors import ActorContext
+from hermes.model import (
+    AttemptFailed,
+    Message,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from hermes.model.recovery import RecoveryWait, complete_recovering
+from hermes.model.repetition import RunawayWatch
+
+from . import events as ev
+from .batch import steer_block
+from .control import TurnControls
+from .conversation import Conversation
+from .ladders import (
+    CONTINUE_NUDGE,
+    EMPTY_NUDGE,
+    HOUSEKEEPING,
+    THINKING_NUDGE,
+    Accept,
+    Answer,
+    Continue,
+    Feed,
+    GiveUp,
+    Nudge,
+    ReplyLadder,
+    Retry,
+    Runaway,
+)
+from .outcome import TurnEnd
+
+if TYPE_CHECKING:
+    from .turn import TurnDeps, TurnProgress
+
+REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
+
+
+class TurnModel:
+    """The model calls of a turn (see the module docstring); ``TurnActor`` is one."""
+
+    number: int
+    deps: TurnDeps
+    conv: Conversation
+    controls: TurnControls
+    progress: TurnProgress
+    ctx: ActorContext
+    _iterations: int
+    _usage: Usage
+    _partial: list[str]
+    _end: TurnEnd | None
+    _detail: str
+    _final_text: str
+
+    def _init_model(self) -> None:
+        self._prefix = ""
+        """Text of cut replies continued in this step (the answer starts with it)."""
+        self._said = ""
+        """The turn's latest visible reply text, and the tools called since it."""
+        self._tools_since: set[str] = set()
+        self._text_seen = False
+        """Answer text reached the user: a failing provider no longer parks the turn."""
+        self._text_watch = RunawayWatch()
+        self._tool_watch = RunawayWatch()
+        self._runaway: Runaway | None = None
+
+    async def _reply(self, tool_choice: str | None = None) -> ModelResponse | None:
+        """One reply through the ladders (``ladders.py``); None when they ended the turn."""
+        config = self.deps.config
+        ladder = ReplyLadder(
+            model=config.model,
+            max_tokens=config.max_tokens,
+            context_window=config.context_window,
+            fallback_models=self.deps.client.fallback_models,
+        )
+        start = (self.conv.next_seq, self.conv.last, self.progress.compacted)
+        self._prefix = ""
+        while True:
+            reply = await self._model_call(tool_choice, ladder)
+            if reply is None:
+                self._end = TurnEnd.INTERRUPTED
+                return None
+            last = self.conv.last
+            verdict = ladder.judge(
+                reply,
+                earlier_text=self._said,
+                housekeeping_only=bool(self._tools_since) and self._tools_since <= HOUSEKEEPING,
+                after_tools=last is not None
+                and any(isinstance(b, ToolResultBlock) for b in last.content),
+            )
+            if isinstance(verdict, Accept):
+                assert isinstance(reply, ModelResponse)
+                return reply
+            if isinstance(reply, ModelResponse) and not isinstance(verdict, Continue | Feed):
+                self._usage = self._usage + reply.usage  # dropped, but paid for
+            action = type(verdict).__name__.lower()
+            match verdict:
+                case Continue() | Feed():
+                    assert isinstance(reply, ModelResponse)
+                    await self._commit_reply(reply)
+                    self._prefix = "".join(ladder.continued)
+                    nudge = CONTINUE_NUDGE if isinstance(verdict, Continue) else THINKING_NUDGE
+                    await self.conv.add_user_blocks([TextBlock(nudge)])
+                    why = "the reply was cut at the output limit: continuing"
+                case Nudge():
+                    await self.conv.add_user_blocks([TextBlock(EMPTY_NUDGE)])
+                    why = "the reply was empty: nudged"
+                case Retry(why=why):
+                    pass
+                case Answer(text=text):
+                    self._final_text, self._end = text, TurnEnd.COMPLETED
+                    self._detail = "an empty reply after housekeeping: the earlier text stands"
+                    return None
+                case GiveUp(reason=reason, detail=detail):
+                    if self.progress.compacted == start[2]:  # rows to drop are still there
+                        await self.conv.rollback_to(start[0], start[1])
+                    self._end, self._detail, self._final_text = TurnEnd.FAILED, detail, ""
+                    self.deps.hub.publish(ev.ErrorOccurred(self.number, reason, detail))
+                    return None
+            self.deps.hub.publish(ev.ReplyRecovering(self.number, action, why))
+
+    def _request(self, tool_choice: str | None, ladder: ReplyLadder) -> ModelRequest:
+        config = self.deps.config
+        return ModelRequest(
+            model=ladder.model,
+            messages=tuple(self.conv.messages),
+            max_tokens=ladder.max_tokens,
+            system=self.deps.keeper.system,
+            tools=self.deps.registry.specs(),
+            thinking_budget=config.thinking_budget,
+            tool_choice=tool_choice,  # type: ignore[arg-type]
+        )
+
+    async def _keep_context(self, overflow: bool = False) -> bool:
+        """Compact if due (or after a context overflow); whether the transcript changed."""
+        keeper = self.deps.keeper
+        with self.controls.hold_interrupt():
+            if overflow:
+                done = await keeper.after_overflow(self.conv, self.ctx, self.number)
+            else:
+                done = await keeper.before_request(self.conv, self.ctx, self.number)
+        if done is None:
+            return False
+        self.progress.compacted = True
+        self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
+        return True
+
+    async def _model_call(
+        self, tool_choice: str | None, ladder: ReplyLadder
+    ) -> ModelResponse | Runaway | None:
+        """One reply, reissued after each redirect; None when interrupted; ``Runaway``
+        when the stream was cut for repetition."""
+        while True:
+            await self._deliver_steers()
+            if not self.controls.interrupted:
+                await self._keep_context()
+                await self._deliver_steers()  # any that came while it compacted (or tried to)
+            if self.controls.interrupted:
+                return None
+            request = self._request(tool_choice, ladder)
+            self._partial = []
+            self._watch_reset()
+            self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
+            with trio.CancelScope() as scope:
+                self.controls.request_scope = scope
+                try:
+                    response = await complete_recovering(
+                        self.deps.client,
+                        request,
+                        self._on_model_event,
+                        self.deps.config.recovery,
+                        may_park=lambda: not self._text_seen,
+                        on_wait=self._on_recovery_wait,
+                    )
+                except ModelError as error:
+                    if error.hints.should_compress and await self._keep_context(overflow=True):
+                        continue  # compacted: the same request again, shorter
+                    raise
+                finally:
+                    self.controls.request_scope = None
+            if not scope.cancelled_caught:
+                self._partial = []
+                # A redirect that came as the reply finished is too late to cut it: a steer now.
+                self.controls.steers.extend(self.controls.take_redirects())
+                return response
+            runaway, self._runaway = self._runaway, None
+            calm = not self.controls.redirects and not self.controls.interrupted
+            if runaway is not None and calm:
+                self._partial = []  # a loop is dropped, never kept
+                return runaway
+            redirects = self.controls.take_redirects()
+            marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
+            await self._commit_partial(marker)
+            if not redirects or self.controls.interrupted:
+                self.progress.undelivered.extend(redirects)
+                return None
+            text = "\n".join(redirects)
+            seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
+            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
+
+    def _on_model_event(self, event: ModelEvent) -> None:
+        hub = self.deps.hub
+        if isinstance(event, TextDelta):
+            self._partial.append(event.text)
+            self._text_seen = self._text_seen or bool(event.text.strip())
+            hub.publish(ev.TextDelta(self.number, event.text))
+            if self._text_watch.feed(event.text):
+                self._cut_runaway(Runaway(tool=False))
+        elif isinstance(event, ToolInputDelta):
+            if self._tool_watch.feed(event.partial_json):
+                self._cut_runaway(Runaway(tool=True))
+        elif isinstance(event, ThinkingDelta):
+            hub.publish(ev.ThinkingDelta(self.number, event.thinking))
+        elif isinstance(event, AttemptFailed):
+            self._partial = []
+            self._watch_reset()
+            hub.publish(ev.RequestRetried(self.number, event.attempt, event.reason, event.delay))
+
+    def _cut_runaway(self, runaway: Runaway) -> None:
+        scope = self.controls.request_scope
+        if scope is not None and self._runaway is None:
+            self._runaway = runaway
+            scope.cancel()
+
+    def _watch_reset(self) -> None:
+        self._text_watch.reset()
+        self._tool_watch.reset()
+        self._runaway = None
+
+    def _on_recovery_wait(self, wait: RecoveryWait) -> None:
+        self.deps.hub.publish(
+            ev.RecoveryWaiting(self.number, wait.cycle, wait.cycles, wait.delay, wait.reason)
+        )
+
+    async def _commit_reply(self, response: ModelResponse, *, allow_tools: bool = True) -> None:
+        content = response.message.content
+        if not allow_tools:
+            content = tuple(b for b in content if not isinstance(b, ToolUseBlock))
+        if not content:
+            content = (TextBlock("(no reply)"),)
+        message = Message("assistant", content)
+        seq = await self.conv.append(message, usage=response.usage)
+        self._usage = self._usage + response.usage
+        self._final_text = self._prefix + message.text()
+        if message.text().strip():
+            self._said, self._tools_since = self._final_text, set()
+        hub = self.deps.hub
+        hub.publish(
+            ev.MessageCompleted(
+                self.number,
+                seq,
+                "assistant",
+                self._final_text,
+                response.stop_reason,
+                len(message.tool_uses()),
+            )
+        )
+        keeper = self.deps.keeper
+        context = keeper.observe(response.usage, self.conv.next_seq)
+        self.controls.context_used = context
+        hub.publish(
+            ev.UsageUpdated(
+                self.number, response.usage, self._usage, context, keeper.percent(context)
+            )
+        )
+
+    async def _commit_partial(self, marker: str, unattended: bool = False) -> None:
+        """Keep text already streamed as an assistant message marked ``[marker]``.
+
+        ``unattended``: the turn was killed from outside its session (the session is
+        going down, or someone killed the turn by hand), so nothing will act on the
+        write's result: it is queued without waiting for the store's reply, in order
+        before anything written after it, and the store logs it if it fails.
+        """
+        text = "".join(self._partial)
+        self._partial = []
+        if not text.strip() or not self.conv.ends_with("user"):
+            return
+        message = Message("assistant", (TextBlock(f"{text}\n\n[{marker}]"),))
+        seq = self.conv.submit_append(message) if unattended else None
+        if seq is None:
+            seq = await self.conv.append(message)
+        self._final_text = text
+        self.deps.hub.publish(ev.MessageCompleted(self.number, seq, "assistant", text, marker, 0))
+
+    async def _deliver_steers(self) -> None:
+        """Pending steers go into the trailing user message, before the next request."""
+        steers = self.controls.take_steers()
+        if not steers:
+            return
+        try:
+            seq = await self.conv.add_user_blocks([steer_block(s) for s in steers])
+        except BaseException:
+            self.progress.undelivered.extend(steers)
+            raise
+        for text in steers:
+            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
