@@ -102,8 +102,8 @@ async def submit(ctx: ChatContext, text: str) -> None:
         ctx.out.note(f"queued: runs after the current turn (position {answer.get('queued')})")
     elif how == "steered":
         ctx.out.note(f"sent to the running turn {answer.get('turn')} as a steer")
-    elif how == "interrupting":
-        ctx.out.note(f"interrupting turn {answer.get('turn')}: yours runs next")
+    elif how == "redirected":
+        ctx.out.note(f"redirected turn {answer.get('turn')} with your message")
     elif how == "rolled_back":
         ctx.out.note(f"rolled back the running turn; yours runs as turn {answer.get('turn')}")
 

@@ -20,7 +20,9 @@ class BusyMode(enum.Enum):
     """What a new prompt does when it arrives while a turn is running."""
 
     INTERRUPT = "interrupt"
-    """Soft-interrupt the running turn, then run the prompt (Hermes' default)."""
+    """Redirect the running turn with it at its next seam (Hermes' default): a model
+    request in flight is cut and reissued with the correction; during tools it is
+    delivered after their results, as a steer."""
     QUEUE = "queue"
     """Run it after the running turn (FIFO, at most ``queue_limit`` waiting)."""
     STEER = "steer"

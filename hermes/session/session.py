@@ -321,12 +321,18 @@ class SessionActor(TurnOwner):
                 f"session {self.session_id} is running turn {self.turn_number}; "
                 "the prompt was not accepted (busy mode reject)"
             )
-        if mode is BusyMode.STEER:
-            running.controls.steer(text)
+        if mode is BusyMode.STEER or mode is BusyMode.INTERRUPT:
+            # interrupt (Hermes): the message redirects the running turn at its next
+            # seam; a steer when no model request is in flight (seeds #8, #13, #220)
+            how = "steered"
+            if mode is BusyMode.INTERRUPT and running.controls.redirect(text):
+                how = "redirected"
+            elif mode is BusyMode.STEER:
+                running.controls.steer(text)
             waiter = self._waiter(prompt.wait)
             if waiter is not None:
                 running.waiters.append(waiter)
-            return Accepted("steered", self.turn_number)
+            return Accepted(how, self.turn_number)
         if mode is BusyMode.ROLLBACK:
             await self._stop_turn("rolled back: a new prompt replaced it", rollback=True)
             number = await self._start_turn(PendingInput(text, self._waiter(prompt.wait)))
@@ -334,10 +340,6 @@ class SessionActor(TurnOwner):
         item = PendingInput(text)
         position = self.queue.add(item)
         item.waiter = self._waiter(prompt.wait)
-        if mode is BusyMode.INTERRUPT:
-            running.controls.soft_interrupt("interrupted by a new prompt")
-            self.approvals.deny_all()
-            return Accepted("interrupting", self.turn_number, position)
         return Accepted("queued", None, position)
 
     async def _steer(self, text: str) -> Accepted:

@@ -243,15 +243,17 @@ def test_a_line_typed_during_a_turn_follows_the_busy_mode(daemon: Daemon) -> Non
         session = started(term)
         term.send(STORY + "\r")
         term.expect(r"● turn 1")
-        term.send("a follow-up question\r")  # the default busy mode: interrupt, then run it
-        term.expect(r"interrupting turn 1: yours runs next")
-        term.expect(r"turn 2 completed in")
+        term.send("a follow-up question\r")  # the default busy mode: interrupt, a redirect
+        term.expect(r"redirected turn 1 with your message")
+        term.expect(r"turn 1 completed in")
         term.send("\x04")
         assert term.wait(CLI_BOUND) == 0
     finally:
         term.close()
     events = session_events(daemon, session)
     prompts = [e["payload"]["prompt"] for e in events if e["type"] == "turn.started"]
-    assert prompts == [STORY, "a follow-up question"]
+    assert prompts == [STORY]  # the follow-up went into turn 1
+    steers = [e["payload"]["text"] for e in events if e["type"] == "steer.delivered"]
+    assert steers == ["a follow-up question"]
     ends = [e["payload"]["reason"] for e in events if e["type"] == "turn.completed"]
-    assert ends == ["interrupted", "completed"]
+    assert ends == ["completed"]

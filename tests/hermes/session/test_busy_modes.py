@@ -1,4 +1,4 @@
-"""What a prompt arriving mid-turn does: interrupt, queue, steer, reject, rollback."""
+"""What a prompt arriving mid-turn does: interrupt (a redirect), queue, steer, reject, rollback."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from hermes.session import (
     SessionDeps,
     SessionHandle,
     TurnEnd,
+    TurnResult,
     start_session,
 )
 from hermes.store import StoreClient
@@ -51,28 +52,41 @@ def gated_tool(flag: str = "go", call_id: str = "toolu_gate") -> ToolUse:
     return ToolUse("terminal", {"command": gated(flag, "echo gate-open")}, id=call_id)
 
 
-async def test_interrupt_is_the_default_and_runs_the_new_prompt_next(
+async def test_interrupt_is_the_default_and_redirects_the_running_turn(
     session: SessionHandle, fake: FakeProvider, store: StoreClient
 ) -> None:
+    # Hermes (seeds #8, #13, #220): a plain message mid-turn redirects that turn.
     fake.enqueue(Endless(delta="old ", event_delay=0.005), Reply.of("the new answer"))
     with trio.fail_after(5), session.subscribe() as sub:
-        await session.prompt("first question")
-        await text_deltas(sub, 2)
-        accepted = await session.prompt("actually, this instead")
-        first = await turn_completed(sub, 1)
-        started = await next_event(sub, "TurnStarted")
-        second = await turn_completed(sub, 2)
+        first = trio.Event()
+        results: list[TurnResult] = []
 
-    assert (accepted.how, accepted.turn, accepted.queued) == ("interrupting", 1, 1)
-    assert first.reason == TurnEnd.INTERRUPTED.value
-    assert started.payload.prompt == "actually, this instead"
-    assert second.reason == TurnEnd.COMPLETED.value and second.text == "the new answer"
+        async def run_first() -> None:
+            results.append(await session.run("first question"))
+            first.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_first)
+            await text_deltas(sub, 2)
+            accepted = await session.prompt("actually, this instead")
+            done = await turn_completed(sub, 1)
+            await first.wait()
+        state = await session.state()
+
+    assert (accepted.how, accepted.turn, accepted.queued) == ("redirected", 1, 0)
+    assert done.reason == TurnEnd.COMPLETED.value and done.text == "the new answer"
+    assert results[0].text == "the new answer"  # the first caller gets the redirected answer
+    assert state.turn == 1 and not state.busy  # no second turn
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert texts(messages[1])[0].startswith("old old ")
-    assert texts(messages[1])[0].endswith("[interrupted]")
-    assert texts(messages[2]) == ["actually, this instead"]
+    assert texts(messages[1])[0].endswith("[redirected]")
+    assert "actually, this instead" in texts(messages[2])[0]
+    assert texts(messages[3]) == ["the new answer"]
     assert len(fake.message_requests) == 2
+    # The reissued request carries the cut reply and the correction.
+    reissued = request_messages(fake.message_requests[1])
+    assert [m["role"] for m in reissued] == ["user", "assistant", "user"]
 
 
 async def test_queue_mode_runs_prompts_in_order_up_to_the_limit(
@@ -221,26 +235,24 @@ async def test_interrupt_is_demoted_to_queue_while_the_turn_holds(
     assert results[0]["content"] == "held and released"
 
 
-async def test_interrupting_a_tool_batch_puts_the_prompt_after_its_results(
-    session: SessionHandle, fake: FakeProvider, store: StoreClient
+async def test_interrupt_mode_during_tools_delivers_the_message_after_their_results(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
 ) -> None:
-    fake.enqueue(
-        Reply.of(ToolUse("terminal", {"command": "echo waiting; sleep 30"}, id="toolu_long")),
-        Reply.of("moved on"),
-    )
+    fake.enqueue(Reply.of(gated_tool()), Reply.of("moved on"))
     with trio.fail_after(5), session.subscribe() as sub:
         await session.prompt("start")
-        await next_event(sub, "ToolOutput", lambda p: "waiting" in p.text)
+        await next_event(sub, "ToolStarted")
         accepted = await session.prompt("stop that, do this")
-        first = await turn_completed(sub, 1)
-        second = await turn_completed(sub, 2)
-    assert accepted.how == "interrupting"
-    assert first.reason == TurnEnd.INTERRUPTED.value
-    assert second.text == "moved on"
+        (workdir / "go").touch()
+        done = await turn_completed(sub, 1)
+        state = await session.state()
+    assert (accepted.how, accepted.turn) == ("steered", 1)  # no request in flight: its next seam
+    assert done.reason == TurnEnd.COMPLETED.value and done.text == "moved on"
+    assert state.turn == 1
     last = request_messages(fake.message_requests[1])[-1]
     assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
-    assert "[exit code: 130]" in str(last["content"][0]["content"])
-    assert wire_texts(last) == ["stop that, do this"]
+    assert "gate-open" in str(last["content"][0]["content"])
+    assert "stop that, do this" in wire_texts(last)[0]
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
 
