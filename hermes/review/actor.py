@@ -80,6 +80,8 @@ class ReviewJob:
     """Memory is due for review (the memory tool is offered)."""
     skills: bool = False
     """Skills are due for review (skill_view and skill_manage are offered)."""
+    focus: str = ""
+    """What the person asked the review to look at (``/refine focus``), given priority."""
 
 
 @attrs.define(slots=True)
@@ -170,7 +172,9 @@ class Reviewer(Task[ReviewOutcome]):
         job, settings = self.job, self.settings
         other_model = settings.model is not None and settings.model != job.model
         digest = settings.digest_messages if other_model else None
-        ask = review_prompt(memory=self.memory is not None, skills=self.skills is not None)
+        ask = review_prompt(
+            memory=self.memory is not None, skills=self.skills is not None, focus=job.focus
+        )
         messages = list(review_messages(job.transcript, digest=digest, ask=ask))
         registry = self.registry
         services = {MemoryService: self.memory_draft} if self.memory_draft is not None else {}

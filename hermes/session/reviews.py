@@ -77,7 +77,7 @@ class ReviewHost:
         self.settings = settings
         self.charge = charge
         self.memory = memory
-        self.skills = skills if settings.skill_interval > 0 else None
+        self.skills = skills
         self.tool_iterations = 0
         """Tool-calling iterations since the last skill review or skill_manage call."""
         self.client = client
@@ -98,6 +98,11 @@ class ReviewHost:
     def path(self) -> str | None:
         return self._running.task.path if self._running is not None else None
 
+    @property
+    def reviewable(self) -> bool:
+        """There is something to review (memory, skills): ``/refine`` may run."""
+        return self.memory is not None or self.skills is not None
+
     def count_tools(self, iterations: int, messages: Sequence[Message]) -> None:
         """Count an ended turn's tool-calling iterations; ``messages`` (the turn's) calling
         skill_manage start the count again (seed #262)."""
@@ -115,7 +120,8 @@ class ReviewHost:
         return self.memory is not None and self.unreviewed >= self.settings.interval
 
     def _skills_due(self) -> bool:
-        return self.skills is not None and self.tool_iterations >= self.settings.skill_interval
+        interval = self.settings.skill_interval
+        return self.skills is not None and interval > 0 and self.tool_iterations >= interval
 
     def turn_completed(self) -> bool:
         """Count a completed user turn; whether a review (memory, skills) is due now."""
@@ -140,11 +146,16 @@ class ReviewHost:
         cwd: Path,
         spill_dir: Path,
         thinking_budget: int | None = None,
+        focus: str | None = None,
     ) -> None:
-        """Spawn the reviewer on this snapshot of the session, for what is due."""
+        """Spawn the reviewer on this snapshot of the session, for what is due; with
+        ``focus`` (the person's ``/refine [focus]``, seed #274) for all there is."""
         assert self._running is None
-        skills = self._skills_due()
-        memory = self.memory is not None and (self._memory_due() or not skills)
+        if focus is not None:
+            memory, skills = self.memory is not None, self.skills is not None
+        else:
+            skills = self._skills_due()
+            memory = self.memory is not None and (self._memory_due() or not skills)
         assert memory or skills
         if memory:
             self.unreviewed = 0
@@ -162,6 +173,7 @@ class ReviewHost:
             thinking_budget,
             memory=memory,
             skills=skills,
+            focus=focus or "",
         )
         cost = ReviewCost()
         reviewer = Reviewer(job, self.client, self.memory, self.settings, cost, self.skills)

@@ -51,6 +51,7 @@ from actors import (
 from hermes.goals import GoalCall, GoalWake, LoopTick, is_slash
 from hermes.model import Usage
 from hermes.processes import NoticeKind, NoticeSink, ProcessNotice
+from hermes.skills import refine_focus
 from hermes.tools import ToolContext
 
 from . import events as ev
@@ -305,6 +306,9 @@ class SessionActor(TurnOwner):
 
     async def _prompt(self, prompt: Prompt) -> object:
         text = checked_text(prompt.text, "prompt")
+        focus = refine_focus(text)
+        if focus is not None and self.reviews.reviewable:  # /refine: a review now (seed #274)
+            return await self._refine(focus)
         if is_slash(text):  # /goal, /subgoal, /loop: the session's own commands
             answer = await apply_slash(self.goals, self.hub, text)
             return Accepted("goal", answer.turn)

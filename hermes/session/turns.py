@@ -31,9 +31,9 @@ from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation
 from .deps import SessionDeps
-from .errors import QueueFull, SessionError
+from .errors import InvalidInput, QueueFull, SessionBusy, SessionError
 from .inputs import InputQueue, PendingInput
-from .messages import MachineInput
+from .messages import Accepted, MachineInput
 from .outcome import TurnEnd, TurnResult
 from .prompt import turn_text
 from .reviews import ReviewHost
@@ -228,7 +228,16 @@ class TurnOwner(Actor):
             and not self.conversation.dirty
         )
 
-    async def _start_review(self, turn: int) -> None:
+    async def _refine(self, focus: str) -> Accepted:
+        """``/refine [focus]``: a review of all there is, now (seed #274); only when idle."""
+        if not self.reviews.reviewable:
+            raise InvalidInput("/refine: this session has neither memory nor skills to review")
+        if not self._idle():
+            raise SessionBusy(f"session {self.session_id} is busy; /refine runs when it is idle")
+        await self._start_review(self.turn_number, focus=focus)
+        return Accepted("reviewing", self.turn_number)
+
+    async def _start_review(self, turn: int, *, focus: str | None = None) -> None:
         """A background review, if the session is still idle with nothing queued."""
         if not self._idle() or self.reviews.running:
             return
@@ -245,6 +254,7 @@ class TurnOwner(Actor):
             cwd=config.cwd,
             spill_dir=config.spill_dir,
             thinking_budget=config.thinking_budget,
+            focus=focus,
         )
 
     async def _charge_usage(self, usage: Usage) -> None:

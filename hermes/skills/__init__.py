@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .draft import SkillDraft, SkillDraftReport
 from .format import MAX_SKILL_BYTES, SKILL_FILE, Skill, SkillProblem, parse_skill
-from .invoke import invocation_message, skill_invocation
+from .invoke import invocation_message, refine_focus, skill_invocation
 from .library import BUNDLED_DIR, Quarantined, SkillLibrary, SkillSet, project_root
 from .manage import SkillWriteError, SkillWriter
 from .manage_tool import SkillManageTool
@@ -45,6 +45,7 @@ __all__ = [
     "parse_skill",
     "pinned_text",
     "project_root",
+    "refine_focus",
     "scan_text",
     "skill_invocation",
     "system_parts",

@@ -4,8 +4,10 @@ A message whose first word is ``/`` and a skill's name (``_`` and ``-``
 interchangeable) becomes an activation note, the skill's body, its folder,
 the list of its supporting files and then the person's own instruction.
 ``/learn [focus]`` asks the model to distil the session into a skill (seed
-#272; a skill called ``learn`` wins). Any other message, including an
-unknown ``/word``, is left as it is.
+#272; a skill called ``learn`` wins). ``/refine [focus]`` is the session's
+own command (``refine_focus``): a background review of the skills (and
+memory) at once, the focus given priority (seed #274). Any other message,
+including an unknown ``/word``, is left as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ _SLASH = re.compile(r"/([A-Za-z0-9][A-Za-z0-9_-]{0,63})(?:\s+|$)")
 
 
 LEARN_COMMAND = "learn"
+REFINE_COMMAND = "refine"
+
+
+def refine_focus(text: str) -> str | None:
+    """The focus of a ``/refine [focus]`` message ("" for none); None for any other text."""
+    word, _, rest = text.strip().partition(" ")
+    return rest.strip() if word == "/" + REFINE_COMMAND else None
 
 
 def learn_prompt(focus: str) -> str:

@@ -12,7 +12,7 @@ import trio
 from trio.testing import MockClock
 
 from actors import ActorSystem
-from hermes.skills import SkillLibrary, SkillViewTool, SkillWriteError, SkillWriter
+from hermes.skills import SkillLibrary, SkillViewTool, SkillWriteError, SkillWriter, curator_actor
 from hermes.skills.curator import DAY, CuratorPolicy, curate
 from hermes.skills.curator_actor import Curator, CuratorStatus, RunCurator
 from hermes.skills.curator_state import read_state
@@ -31,7 +31,10 @@ def wall() -> float:
 
 
 @pytest.fixture
-def autojump_clock() -> MockClock:
+def autojump_clock(monkeypatch: pytest.MonkeyPatch) -> MockClock:
+    # Each jump waits 0.2 s of real idle time: re-anchor once a trio day, not once an hour
+    # (two simulated weeks were 336 jumps, 68 s); the re-reads of the file still happen.
+    monkeypatch.setattr(curator_actor, "REANCHOR", DAY)
     return MockClock(autojump_threshold=0.2)
 
 
@@ -171,9 +174,7 @@ async def test_a_disabled_curator_never_runs(
     system: ActorSystem, user_dir: Path, autojump_clock: MockClock
 ) -> None:
     agent_skill(user_dir, "old-one", 40)
-    ref = await system.spawn(
-        Curator(user_dir, CuratorPolicy(enabled=False), wall), name="curator"
-    )
+    ref = await system.spawn(Curator(user_dir, CuratorPolicy(enabled=False), wall), name="curator")
     await trio.sleep(30 * DAY)
     assert (await ref.call(CuratorStatus()))["passes"] == 0
     assert (user_dir / "old-one").exists() and not (user_dir / ".curator.json").exists()
@@ -195,6 +196,6 @@ def test_the_cli_runs_a_pass_and_shows_the_status(tmp_path: Path, user_dir: Path
     assert "last pass archived: old-one" in text and "proposed: merge" in text
     locked = _hermes(tmp_path, "lock", "deploy-site", group="curator")
     assert locked.returncode == 0 and "deploy-site: locked" in locked.stdout
-    assert json.loads(_hermes(tmp_path, "status", "--json", group="curator").stdout)[
-        "locked"
-    ] == ["deploy-site"]
+    assert json.loads(_hermes(tmp_path, "status", "--json", group="curator").stdout)["locked"] == [
+        "deploy-site"
+    ]

@@ -168,3 +168,43 @@ async def test_with_write_approval_the_reviews_skill_is_staged_for_the_person(
     (record,) = pending(library.user_dir)
     assert (record["name"], record["new"], record["content"]) == ("flaky-build", True, SKILL)
     assert record["origin"].startswith("review of session ")
+
+
+COMBINED_MARK = "[Background memory and skill review"
+
+
+def is_combined_review(req: MessagesRequest) -> bool:
+    return any(COMBINED_MARK in text for m in req.messages for text in body_texts(m))
+
+
+async def test_refine_reviews_at_once_with_the_focus_even_when_reviews_are_off(
+    open_reviewing: SessionFactory, fake: FakeProvider, library: SkillLibrary
+) -> None:
+    library.user_dir.mkdir(parents=True)
+    SkillManageTool(library).writer.create("flaky-build", SKILL)
+    patch = ToolUse(
+        "skill_manage",
+        {
+            "action": "patch",
+            "name": "flaky-build",
+            "old_text": "2. Rebuild twice.",
+            "new_text": "2. Rebuild twice.\n3. Check the cache is gone.",
+        },
+    )
+    fake.when(Reply.of(patch), predicate=is_combined_review, times=1)
+    fake.when(Reply.of("Refined."), predicate=is_combined_review, times=1)
+    session = await open_reviewing(review=ReviewSettings(enabled=False))
+    with trio.fail_after(30), session.subscribe() as sub:
+        fake.enqueue(Reply.of("Hi."))
+        await session.run("hello")
+        accepted = await session.prompt("/refine the flaky-build skill")
+        done = await review_done(sub)
+    assert accepted.how == "reviewing"
+    assert (done.outcome, done.added) == ("completed", 1)
+    assert (
+        "3. Check the cache is gone." in (library.user_dir / "flaky-build" / "SKILL.md").read_text()
+    )
+    ask = [t for m in fake.message_requests[1].body["messages"] for t in body_texts(m)][-1]
+    assert ask.startswith(COMBINED_MARK)
+    assert ask.endswith("give priority to: the flaky-build skill")
+    assert len(fake.message_requests) == 3  # hello, then the review's two calls: no turn
