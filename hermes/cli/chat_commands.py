@@ -33,9 +33,10 @@ COMMANDS: dict[str, str] = {
     "/checkpoints": "the checkpoints of this session's working directory (1 = latest)",
     "/rollback": "[N]: put the working directory back as checkpoint N left it (1)",
     "/learn": "[FOCUS]: have the agent write a skill from this session",
+    "/refine": "[FOCUS]: a background review of the skills and memory now",
     "/quit": "leave (also /exit, Ctrl+D)",
 }
-SESSION_COMMANDS = frozenset({"/learn"})
+SESSION_COMMANDS = frozenset({"/learn", "/refine"})
 """Commands the session itself reads from the prompt (as it does a skill's ``/name``)."""
 HINT_CUTOFF = 0.75
 """How alike a typed ``/word`` and a command must be for it to count as a typo of it:
@@ -106,6 +107,8 @@ async def submit(ctx: ChatContext, text: str) -> None:
         ctx.out.note(f"redirected turn {answer.get('turn')} with your message")
     elif how == "rolled_back":
         ctx.out.note(f"rolled back the running turn; yours runs as turn {answer.get('turn')}")
+    elif how == "reviewing":
+        ctx.out.note("a background review of the skills and memory started (/refine)")
 
 
 async def run_line(ctx: ChatContext, text: str) -> bool:
