@@ -57,7 +57,8 @@ class ChildHandle:
         self.stash_capacity = stash_capacity
         self.stashed_total = 0
         self._ref: ActorRef | None = None
-        self._stash: deque[Any] = deque()
+        self._stash: deque[Any] | None = None
+        """Made at the first stashed message (an empty deque is ~600 bytes a child)."""
         self._changed = trio.Event()
         self._dead = dead
         self._watchers: SlotWatchers | None = None
@@ -69,7 +70,7 @@ class ChildHandle:
 
     @property
     def stash_depth(self) -> int:
-        return len(self._stash)
+        return len(self._stash) if self._stash is not None else 0
 
     # -- used by the supervisor ----------------------------------------------------
 
@@ -164,10 +165,13 @@ class ChildHandle:
         return await ref.cast(message)
 
     def _stash_nowait(self, message: Any) -> bool:
-        if len(self._stash) >= self.stash_capacity:
+        stash = self._stash
+        if stash is None:
+            stash = self._stash = deque()
+        if len(stash) >= self.stash_capacity:
             self._dead.record(self.path, message, "stash full during restart", None)
             return False
-        self._stash.append(message)
+        stash.append(message)
         self.stashed_total += 1
         return True
 

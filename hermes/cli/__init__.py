@@ -11,6 +11,7 @@
 | ``mcp_serve.py`` | ``mcp serve``: the daemon as an MCP server over stdio |
 | ``skills_commands.py`` | ``skills [list|show|install|remove|trust|untrust]`` |
 | ``curator_commands.py`` | ``curator [status|run|lock|unlock]`` |
+| ``goal_commands.py`` | ``goal``, ``subgoal``, ``loop`` (a session's standing goal and loop) |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
 | ``bench.py`` | ``bench`` (the benchmarks, run from a checkout) |
@@ -25,6 +26,7 @@ from . import (
     curator_commands,
     daemon_commands,
     fake_provider,
+    goal_commands,
     mcp_commands,
     memory_commands,
     safety_commands,
@@ -40,6 +42,7 @@ __all__ = [
     "curator_commands",
     "daemon_commands",
     "fake_provider",
+    "goal_commands",
     "main",
     "mcp_commands",
     "memory_commands",

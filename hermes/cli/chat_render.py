@@ -38,7 +38,8 @@ class Renderer(Protocol):
 
 
 def context_note(kind: str, payload: dict[str, Any]) -> str | None:
-    """A one-line note for compaction and memory-review events (None: nothing to show)."""
+    """A one-line note for compaction, memory-review, goal and loop events (None: nothing
+    to show)."""
     if kind == "compaction.started":
         return f"\n[compacting the context ({payload['trigger']})...]"
     if kind == "compaction.completed":
@@ -47,6 +48,10 @@ def context_note(kind: str, payload: dict[str, Any]) -> str | None:
             f"~{payload['tokens_before']:,} -> {payload['tokens_after']:,} tokens; "
             f"{payload['detail']}]"
         )
+    if kind == "goal.replied":
+        return f"[{payload['output']}]"
+    if kind in ("goal.updated", "loop.updated"):
+        return f"\n[{payload['message']}]"
     if kind == "compaction.skipped":
         return f"[no compaction: {payload['reason']}]"
     if kind == "review.completed" and (payload["added"] or payload["staged"]):

@@ -314,6 +314,24 @@ SCHEMA: dict[str, dict[str, Key]] = {
             reload=True,
         ),
     },
+    "goals": {
+        "max_turns": Key(20, _int(1, 1000), "a new /goal's turn budget", reload=True),
+        "judge_model": Key(
+            "",
+            _optional_str,
+            "the goal judge's model ('' = approvals.judge_model, else the session's)",
+            reload=True,
+        ),
+        "judge_timeout": Key(30.0, _number(0), "seconds for one judge call", reload=True),
+        "gate_timeout": Key(300.0, _number(0), "seconds a quality gate may run", reload=True),
+        "gate_retries": Key(
+            3, _int(0), "failures in a row of one gate before the goal pauses", reload=True
+        ),
+    },
+    "loops": {
+        "min_interval": Key(30.0, _number(0), "shortest /loop interval, seconds", reload=True),
+        "max_ticks": Key(100, _int(0), "wakeups before a /loop pauses (0: no limit)", reload=True),
+    },
     "cron": {
         "allow_agent_scheduling": Key(
             False, _bool, "a scheduled job's session keeps the cronjob tool (seed #118)"

@@ -67,6 +67,7 @@ from .job_tools import job_registry
 from .providers import GetProviders
 from .session_settings import (
     compression_settings,
+    goal_settings,
     memory_store,
     process_config,
     review_settings,
@@ -319,6 +320,7 @@ class SessionsManager(Actor):
             context_window=config.get("model", "context_window"),
             compression=compression_settings(config, self.providers.model),
             review=review_settings(config),
+            goals=goal_settings(config),
             **tool_settings(config),
         )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.compression import CompressionSettings
+from hermes.goals import GoalSettings
 from hermes.memory import MemoryLimits, MemoryStore
 from hermes.processes import ProcessConfig
 from hermes.review import ReviewSettings
@@ -52,6 +53,19 @@ def review_settings(config: Config) -> ReviewSettings:
         token_budget=config.get("review", "token_budget"),
         model=model or None,
         idle_delay=config.get("review", "idle_delay"),
+    )
+
+
+def goal_settings(config: Config) -> GoalSettings:
+    """``[goals]`` and ``[loops]``: standing goals and loops (``hermes.goals``)."""
+    return GoalSettings(
+        max_turns=config.get("goals", "max_turns"),
+        judge_model=config.get("goals", "judge_model"),
+        judge_timeout=config.get("goals", "judge_timeout"),
+        gate_timeout=config.get("goals", "gate_timeout"),
+        gate_retries=config.get("goals", "gate_retries"),
+        loop_min_interval=config.get("loops", "min_interval"),
+        loop_max_ticks=config.get("loops", "max_ticks"),
     )
 
 

@@ -15,6 +15,9 @@
 | `GET /sessions/{id}/subagents` | `subagent.list` |
 | `POST /sessions/{id}/subagents/{subagent}/{steer,stop}` | `subagent.steer` / `subagent.stop` |
 | `POST /sessions/{id}/approvals/{request_id}` `{"choice": ...}` | `approval.respond` |
+| `GET /sessions/{id}/goal`, `POST /sessions/{id}/goal` (set) | `goal.get`, `goal.set` |
+| `POST /sessions/{id}/goal/{pause,resume,clear,command}` | `goal.*` |
+| `POST /sessions/{id}/loop` (set), `POST /sessions/{id}/loop/{pause,resume,stop}` | `loop.*` |
 | `GET /memory`, `GET /memory/pending` | `memory.show`, `memory.pending` |
 | `POST /memory/pending/{proposal}/{approve,reject}` | `memory.approve` / `memory.reject` |
 | `GET /checkpoints?dir=`, `GET /checkpoints/diff?dir=&number=` | `checkpoint.list`, `.diff` |
@@ -50,6 +53,7 @@ from hermes.daemon.settings import Settings
 from . import protocol
 from .cron_methods import cron_route
 from .frames import json_text
+from .goal_methods import goal_route
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
 from .skills_methods import skills_route
@@ -323,7 +327,10 @@ def _memory_route(verb: str, rest: list[str]) -> tuple[str, dict[str, Any]] | No
 def _owned_route(
     verb: str, rest: list[str], body: dict[str, Any], session: str
 ) -> tuple[str, dict[str, Any]] | None:
-    """A session's processes, subagents and approvals."""
+    """A session's processes, subagents, approvals, goal and loop."""
+    goal = goal_route(verb, rest, body, session)
+    if goal is not None:
+        return goal
     if rest == ["processes"] and verb == "GET":
         return "process.list", {"session": session}
     if rest == ["subagents"] and verb == "GET":

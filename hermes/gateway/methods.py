@@ -70,6 +70,7 @@ from hermes.tools import ApprovalChoice
 
 from .checkpoint_methods import checkpoint_methods
 from .cron_methods import cron_methods
+from .goal_methods import goal_methods
 from .heap_methods import heap_methods
 from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
@@ -155,6 +156,7 @@ class Methods:
             **checkpoint_methods(services.settings, self.entry),
             **heap_methods(),
             **cron_methods(services.system, services.root_path),
+            **goal_methods(self.entry),
             **mcp_methods(services.system, services.root_path, self.entry),
             **skills_methods(services.settings),
         }
