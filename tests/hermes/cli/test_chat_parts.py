@@ -71,7 +71,7 @@ def _complete(text: str, sessions: list[tuple[str, str]] | None = None) -> list[
 
 def test_completion_of_commands_session_ids_and_paths(tmp_path: Path) -> None:
     assert _complete("/he") == ["/help"]
-    assert _complete("/re") == ["/resume", "/redirect"]
+    assert _complete("/re") == ["/resume", "/redirect", "/refine"]
     ids = [("20260101-000000-aaaa1111", "first"), ("20260102-000000-bbbb2222", "second")]
     assert _complete("/resume 20260102", ids) == ["20260102-000000-bbbb2222"]
     (tmp_path / "notes.md").write_text("x")
