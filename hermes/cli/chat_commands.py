@@ -34,9 +34,12 @@ COMMANDS: dict[str, str] = {
     "/rollback": "[N]: put the working directory back as checkpoint N left it (1)",
     "/learn": "[FOCUS]: have the agent write a skill from this session",
     "/refine": "[FOCUS]: a background review of the skills and memory now",
+    "/goal": "[TEXT | status | pause | resume | clear | gate ...]: a standing goal",
+    "/subgoal": "[TEXT | remove N | clear]: the goal's extra criteria",
+    "/loop": "[INTERVAL] PROMPT [--times N] [--until COND] | status | pause | stop",
     "/quit": "leave (also /exit, Ctrl+D)",
 }
-SESSION_COMMANDS = frozenset({"/learn", "/refine"})
+SESSION_COMMANDS = frozenset({"/learn", "/refine", "/goal", "/subgoal", "/loop"})
 """Commands the session itself reads from the prompt (as it does a skill's ``/name``)."""
 HINT_CUTOFF = 0.75
 """How alike a typed ``/word`` and a command must be for it to count as a typo of it:
