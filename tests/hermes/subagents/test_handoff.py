@@ -56,7 +56,11 @@ def child_script(workdir: Path) -> Any:
         if len(done) == 1:
             command = f"echo $$ > {workdir / 'scratch.pid'}; exec sleep 311"
             return Reply.of(ToolUse("terminal", {"command": command, "background": True}))
-        if len(done) == 2:
+        if len(done) == 2:  # both shells have written their pid before the child goes on
+            files = " && ".join(f"[ -s {workdir / n} ]" for n in ("server.pid", "scratch.pid"))
+            command = f"timeout 9 sh -c 'until {files}; do sleep 0.02; done'"
+            return Reply.of(ToolUse("terminal", {"command": command}))
+        if len(done) == 3:
             server = _proc_id(done[0])
             return Reply.of(ToolUse("process", {"action": "handoff", "process_id": server}))
         return Reply.of("the dev server runs; I handed it over")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import attrs
@@ -127,7 +128,9 @@ async def test_the_agent_may_not_signal_its_own_daemon(
 ) -> None:
     gctx.approvals.yolo = True
     # Signal 0 only probes: harmless had it run, and refused all the same.
-    for command in ("kill -0 $PPID", f"kill -0 {os.getpid()}", "pkill -0 -f pytest"):
+    # The pattern matches this process's command line, a pytest-xdist worker's included.
+    own = Path(sys.executable).name
+    for command in ("kill -0 $PPID", f"kill -0 {os.getpid()}", f"pkill -0 -f {own}"):
         outcome = await terminal(registry, gctx, command)
         text = guarded(outcome, "daemon_self")
         assert f"the Hermes daemon this agent runs in (pid {os.getpid()})" in text
