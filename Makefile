@@ -31,8 +31,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+## unit: the tests in TEST_JOBS pytest-xdist workers (TEST_JOBS=0: serially, in one process).
+## Each test file goes to one worker (module fixtures start once); PYTHONDEVMODE puts the
+## workers in development mode like -X dev would the main process.
+TEST_JOBS ?= 3
 unit: $(STAMP)
-	$(BIN)/python -X dev -m pytest -q --junitxml=$(VENV)/junit.xml
+	PYTHONDEVMODE=1 $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
+		--junitxml=$(VENV)/junit.xml
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
