@@ -6,6 +6,7 @@ summary prompt and its checks, the static fallback, assembly and the policy.
 
 from hermes.compression.assemble import assemble, validate_transcript
 from hermes.compression.boundaries import Split, head_end, split, tail_start
+from hermes.compression.failures import SummaryFailure, aborts, model_failure
 from hermes.compression.marker import (
     SUMMARY_END,
     SUMMARY_MARKER,
@@ -19,6 +20,7 @@ from hermes.compression.prune import PruneResult, prune_tool_results
 from hermes.compression.settings import (
     CompressionSettings,
     tail_budget_tokens,
+    threshold_ratio,
     threshold_tokens,
 )
 from hermes.compression.static import static_summary
@@ -44,6 +46,8 @@ __all__ = [
     "GarbageSummary",
     "PruneResult",
     "Split",
+    "SummaryFailure",
+    "aborts",
     "accept_summary",
     "assemble",
     "estimate_tokens",
@@ -51,6 +55,7 @@ __all__ = [
     "finish_plan",
     "head_end",
     "message_tokens",
+    "model_failure",
     "plan_compaction",
     "prune_tool_results",
     "split",
@@ -60,6 +65,7 @@ __all__ = [
     "summary_prompt",
     "tail_budget_tokens",
     "tail_start",
+    "threshold_ratio",
     "threshold_tokens",
     "validate_transcript",
 ]

@@ -7,8 +7,9 @@ with ``result()``; returning it ends the task. Because it is a child, a hard
 cancel of the turn or the session cancels the summary call (the transcript is
 not touched until the owner commits), and an operator can cancel it by path
 like any actor. It never raises for a failed summary: a model error, a
-timeout or garbage comes back as ``SummaryResult.error`` and the owner uses
-the static summary instead.
+timeout, a reply cut at its output limit or garbage comes back as
+``SummaryResult.error`` with its class (``failures.py``), and the owner
+retries on the main model, aborts or uses the static summary.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import trio
 from actors import MailboxConfig, Overflow, Task
 from hermes.model import Message, ModelClient, ModelError, ModelRequest, TextBlock, Usage
 
+from .failures import SummaryFailure, model_failure
 from .settings import CompressionSettings
 from .summary import SUMMARY_SYSTEM, GarbageSummary, accept_summary
 
@@ -31,6 +33,14 @@ class SummaryResult:
     error: str | None = None
     usage: Usage = attrs.field(factory=Usage)
     """What the call cost (also when its answer was unusable)."""
+    failure: SummaryFailure | None = None
+    """The class of the failure (``None`` with a text); ``ERROR`` when not given."""
+    model: str = ""
+    """The model the call went to."""
+
+    @property
+    def failed_as(self) -> SummaryFailure:
+        return self.failure or SummaryFailure.ERROR
 
 
 class Compressor(Task[SummaryResult]):
@@ -64,15 +74,25 @@ class Compressor(Task[SummaryResult]):
             system=(TextBlock(SUMMARY_SYSTEM),),
             cache_conversation=False,  # a one-off prompt: a cache write would be wasted
         )
-        timeout = self.settings.summary_timeout
+        timeout, model = self.settings.summary_timeout, self.model
         with trio.move_on_after(timeout):
             try:
                 response = await self.client.complete(request)
             except ModelError as error:
-                return SummaryResult(None, f"the summary call failed: {error}")
+                failure = model_failure(error.reason)
+                return SummaryResult(
+                    None, f"the summary call failed: {error}", failure=failure, model=model
+                )
+            usage = response.usage
+            if response.stop_reason == "max_tokens":
+                why = f"the summary was cut at its output limit of {self.max_tokens:,} tokens"
+                return SummaryResult(None, why, usage, SummaryFailure.TRUNCATED, model)
             try:
                 text = accept_summary(response.message.text(), self.settings)
             except GarbageSummary as garbage:
-                return SummaryResult(None, f"the summary was unusable: {garbage}", response.usage)
-            return SummaryResult(text, usage=response.usage)
-        return SummaryResult(None, f"the summary call took longer than {timeout:g} s")
+                failure = SummaryFailure.EMPTY if garbage.empty else SummaryFailure.GARBAGE
+                why = f"the summary was unusable: {garbage}"
+                return SummaryResult(None, why, usage, failure, model)
+            return SummaryResult(text, usage=usage, model=model)
+        why = f"the summary call took longer than {timeout:g} s"
+        return SummaryResult(None, why, failure=SummaryFailure.TIMEOUT, model=model)

@@ -2,7 +2,12 @@
 
 - Cooldown ladder: after the n-th consecutive failed summary call, no model
   summary for ``settings.cooldowns[min(n, len) - 1]`` seconds (static instead);
-  a successful model summary resets the ladder.
+  a successful model summary resets the ladder. A forced compaction (``/compress``,
+  a provider overflow) gets past it and asks the model.
+- Abort hold: a failure that aborted the compaction (``failures.py``: nothing
+  written) climbs the same ladder, and until its cooldown ends the threshold
+  trigger does not compact at all (a static summary would lose what the abort
+  kept); forced compactions get past it.
 - Anti-thrash: two compactions in a row each saving under ``min_saving`` pause
   *automatic* compaction until the prompt has grown again, i.e. reaches the size
   left by the last compaction plus ``regrow_ratio`` x threshold. The pause then
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import attrs
 
+from hermes.compression.failures import SummaryFailure
 from hermes.compression.settings import CompressionSettings
 
 
@@ -43,6 +49,10 @@ class CompressionPolicy:
     attempts: int = 0
     """Compactions started in the current turn (``note_attempt``)."""
     last_method: str | None = None
+    overloads: int = 0
+    """Consecutive summary calls that failed as overloaded."""
+    held: bool = False
+    """The last failure aborted its compaction: no automatic one until the cooldown ends."""
 
     def begin_turn(self) -> None:
         self.attempts = 0
@@ -51,9 +61,19 @@ class CompressionPolicy:
         """A compaction starts (counted even if it is then interrupted)."""
         self.attempts += 1
 
-    def should_use_model(self, now: float) -> bool:
-        """False during a cooldown: use the static summary then."""
-        return self.cooldown_until is None or now >= self.cooldown_until
+    def should_use_model(self, now: float, *, forced: bool = False) -> bool:
+        """False during a cooldown (use the static summary then), unless ``forced``."""
+        return forced or self.cooldown_until is None or now >= self.cooldown_until
+
+    def note_failure(self, failure: SummaryFailure) -> int:
+        """A summary call failed as ``failure``; the overloads in a row, this one included."""
+        self.overloads = self.overloads + 1 if failure is SummaryFailure.OVERLOADED else 0
+        return self.overloads
+
+    def record_abort(self, now: float) -> None:
+        """A compaction aborted on its summary's failure: climb the ladder and hold."""
+        self._fail(now)
+        self.held = True
 
     def cooldown_remaining(self, now: float) -> float:
         return 0.0 if self.cooldown_until is None else max(self.cooldown_until - now, 0.0)
@@ -64,14 +84,24 @@ class CompressionPolicy:
             return None
         return self.paused_at + int(self.settings.regrow_ratio * threshold)
 
-    def should_compact(self, tokens: int, threshold: int, forced: bool) -> Decision:
-        """Whether to compact a prompt of ``tokens`` now, and why (changes no state)."""
+    def should_compact(
+        self, tokens: int, threshold: int, forced: bool, now: float | None = None
+    ) -> Decision:
+        """Whether to compact a prompt of ``tokens`` now, and why (changes no state).
+
+        ``now``: the clock, for the abort hold (``None``: not checked)."""
         if forced:
             return Decision(True, "forced by /compress")
         if not self.settings.enabled:
             return Decision(False, "automatic compression is disabled")
         if tokens < threshold:
             return Decision(False, f"{tokens:,} tokens is under the threshold of {threshold:,}")
+        if self.held and now is not None and not self.should_use_model(now):
+            return Decision(
+                False,
+                "held after a summary failure that kept every message; resumes in "
+                f"{self.cooldown_remaining(now):.0f} s (/compress gets past it)",
+            )
         if self.attempts >= self.settings.max_attempts_per_turn:
             return Decision(
                 False,
@@ -101,12 +131,12 @@ class CompressionPolicy:
         """A finished compaction: sizes around it, how it was summarised, and whether a
         model summary call failed on the way (the static fallback was used then)."""
         self.last_method = method
+        self.held = False
         if failed_model_call:
-            self.failures += 1
-            ladder = self.settings.cooldowns
-            self.cooldown_until = now + ladder[min(self.failures, len(ladder)) - 1]
+            self._fail(now)
         elif method == "model":
             self.failures = 0
+            self.overloads = 0
             self.cooldown_until = None
         saving = (before_tokens - after_tokens) / before_tokens if before_tokens > 0 else 0.0
         if saving < self.settings.min_saving:
@@ -116,3 +146,8 @@ class CompressionPolicy:
         else:
             self.weak_streak = 0
             self.paused_at = None
+
+    def _fail(self, now: float) -> None:
+        self.failures += 1
+        ladder = self.settings.cooldowns
+        self.cooldown_until = now + ladder[min(self.failures, len(ladder)) - 1]

@@ -22,6 +22,9 @@ class CompressionSettings:
     """Automatic compaction; a forced ``/compress`` runs regardless."""
     threshold_ratio: float = 0.5
     """Compact when the prompt reaches this share of (context window - max_tokens)."""
+    small_window: int = 512_000
+    small_window_ratio: float = 0.75
+    """On a window under ``small_window`` tokens the ratio is at least this (Hermes)."""
     tail_ratio: float = 0.2
     """The protected tail may hold up to this share of the threshold, in tokens."""
     protect_first: int = 3
@@ -57,6 +60,8 @@ class CompressionSettings:
                 raise _fail(name, f"an integer >= {minimum}", value)
 
         ratio("threshold_ratio", self.threshold_ratio)
+        ratio("small_window_ratio", self.small_window_ratio)
+        count("small_window", self.small_window, 0)
         ratio("tail_ratio", self.tail_ratio)
         ratio("summary_context_ratio", self.summary_context_ratio)
         ratio("min_saving", self.min_saving, zero_ok=True)
@@ -86,15 +91,24 @@ class CompressionSettings:
         return self.summary_max_tokens_cap * CHARS_PER_TOKEN
 
 
+def threshold_ratio(context_window: int, settings: CompressionSettings) -> float:
+    """The share of the window that triggers: ``threshold_ratio``, raised to at least
+    ``small_window_ratio`` on a window under ``small_window`` (seed #192)."""
+    if context_window < settings.small_window:
+        return max(settings.threshold_ratio, settings.small_window_ratio)
+    return settings.threshold_ratio
+
+
 def threshold_tokens(context_window: int, max_tokens: int, settings: CompressionSettings) -> int:
-    """Prompt size (tokens) at which to compact: ratio x (window - output reservation)."""
+    """Prompt size (tokens) at which to compact: ratio x (window - output reservation),
+    the ratio as ``threshold_ratio`` gives it."""
     if context_window <= 0:
         raise ValueError(f"context_window must be positive, got {context_window}")
     if not 0 <= max_tokens < context_window:
         raise ValueError(
             f"max_tokens must be in [0, context_window={context_window}), got {max_tokens}"
         )
-    return int(settings.threshold_ratio * (context_window - max_tokens))
+    return int(threshold_ratio(context_window, settings) * (context_window - max_tokens))
 
 
 def tail_budget_tokens(threshold: int, settings: CompressionSettings) -> int:

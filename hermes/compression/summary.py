@@ -83,9 +83,11 @@ _HEADING = re.compile(r"^\s*(#{1,6}\s|\*\*|__)|:\s*$|\*\*\s*$")
 class GarbageSummary(ValueError):
     """The summary is unusable; ``reason`` says why. The caller falls back to static."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, empty: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.empty = empty
+        """Nothing was written (an abort, ``failures.py``), not merely a poor summary."""
 
 
 def sections_present(text: str) -> int:
@@ -107,7 +109,7 @@ def accept_summary(text: str, settings: CompressionSettings) -> str:
     if body.endswith(SUMMARY_END):
         body = body[: -len(SUMMARY_END)].rstrip()
     if not body:
-        raise GarbageSummary("the summary is empty")
+        raise GarbageSummary("the summary is empty", empty=True)
     if len(body) < MIN_CHARS:
         raise GarbageSummary(f"the summary is too short ({len(body)} < {MIN_CHARS} characters)")
     found = sections_present(body)

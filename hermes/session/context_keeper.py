@@ -9,16 +9,22 @@ needed because only the owner calls it.
   reply's ``UsageUpdated`` carries it as a percentage of the window; a
   compaction publishes ``ContextUsage`` with the estimate after it.
 - **When:** before each model request, once the size reaches the threshold
-  (``CompressionSettings``: 50 % of the window minus the output reservation),
-  unless the policy holds off (anti-thrash, attempts per turn); after a
-  context-overflow error from the provider; and on request (``/compress``,
-  with an optional focus), which bypasses the policy.
+  (``CompressionSettings``: 50 % of the window minus the output reservation,
+  at least 75 % on a window under 512K), unless the policy holds off
+  (anti-thrash, attempts per turn, the hold after an aborted compaction);
+  after a context-overflow error from the provider; and on request
+  (``/compress``, with an optional focus), which bypasses the policy and the
+  summary cooldown.
 - **How:** the plan (prune old tool results, protect head and tail, never split
   a tool pair) comes from ``hermes.compression``; the middle is summarised by
   a ``Compressor`` task spawned under the owner (a ``TaskChild``: its crash
-  is a failed summary), so cancelling the owner cancels the summary call; a
-  failed, slow or garbage summary (or one during the cooldown after failures)
-  is replaced by the deterministic static one.
+  is a failed summary), so cancelling the owner cancels the summary call. A
+  failed summary on an auxiliary model is retried once on the session's model
+  (which then writes the session's summaries); a network, closed-stream,
+  access, truncated or empty failure then aborts the compaction with every
+  message kept, any other (or an automatic one during the cooldown after
+  failures) is replaced by the deterministic static summary
+  (``hermes.compression.failures``).
 - **Commit:** replacing the rows (the store archives the old ones), rebuilding
   the system prompt (the memory snapshot is re-read) and resetting the meter is
   one shielded, time-bounded step: the transcript is never half-compacted.
@@ -44,6 +50,7 @@ from hermes.compression import (
     threshold_tokens,
     validate_transcript,
 )
+from hermes.compression import aborts as summary_aborts
 from hermes.compression.actor import Compressor, SummaryResult
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.store import CompactionRecord, StoreError
@@ -85,6 +92,8 @@ class _Summary:
     """A model summary call failed (the static summary stands in for it)."""
     usage: Usage = attrs.field(factory=Usage)
     """What the summary call cost."""
+    aborted: bool = False
+    """The summary's failure aborts the compaction: ``messages`` is not written."""
 
 
 class ContextKeeper:
@@ -119,6 +128,8 @@ class ContextKeeper:
         self.threshold = threshold_tokens(context_window, max_tokens, settings)
         self.requested: tuple[str | None] | None = None
         """A ``/compress`` (with its focus) waiting for the running turn's next step."""
+        self.fell_back = False
+        """An auxiliary summary failed and was retried on ``model``, which writes them now."""
 
     # -- measuring -----------------------------------------------------------------------
 
@@ -163,7 +174,9 @@ class ContextKeeper:
         tokens = self.tokens(conv.messages)
         if tokens < self.threshold:
             return None
-        decision = self.policy.should_compact(tokens, self.threshold, forced=False)
+        decision = self.policy.should_compact(
+            tokens, self.threshold, forced=False, now=trio.current_time()
+        )
         if not decision.compact:
             return None
         return await self.compact(conv, owner, turn, "threshold")
@@ -209,10 +222,14 @@ class ContextKeeper:
         self.policy.note_attempt()
         self.hub.publish(ev.CompactionStarted(turn, trigger, before))
         try:
-            summary = await self._summarised(plan, owner)
+            summary = await self._summarised(plan, owner, forced)
         except BaseException:  # cancelled (or a bug): nothing was written; say so, re-raise
             self.hub.publish(ev.CompactionSkipped(turn, trigger, "stopped before the commit"))
             raise
+        if summary.aborted:  # every message kept; automatic compaction holds off a while
+            self.policy.record_abort(trio.current_time())
+            self.hub.publish(ev.CompactionSkipped(turn, trigger, summary.detail))
+            return None
         messages, method, detail = summary.messages, summary.method, summary.detail
         problems = validate_transcript(messages)
         if problems:  # a bug in the plan: never write an invalid transcript
@@ -280,24 +297,46 @@ class ContextKeeper:
             if conv.messages == list(planned):
                 self.system = self.build_system()
 
-    async def _summarised(self, plan: CompactionPlan, owner: ActorContext) -> _Summary:
-        """The compacted transcript, and how its summary was made."""
+    async def _summarised(
+        self, plan: CompactionPlan, owner: ActorContext, forced: bool
+    ) -> _Summary:
+        """The compacted transcript, and how its summary was made (or that it aborts).
+
+        ``forced`` (``/compress``, an overflow) gets past the cooldown after failures."""
         if plan.prune_only:
             return _Summary(finish_plan(plan, None, "prune"), "prune", "old tool results pruned")
-        if not self.policy.should_use_model(trio.current_time()):
+        if not self.policy.should_use_model(trio.current_time(), forced=forced):
             text = plan.static_summary()
             detail = "static summary (summary calls are cooling down after failures)"
             return _Summary(finish_plan(plan, text, "static"), "static", detail)
-        result = await self._call_compressor(plan, owner)
+        aux = self.settings.aux_model
+        model = aux if aux and not self.fell_back else self.model
+        result = await self._call_compressor(plan, owner, model)
+        earlier = ""
+        if result.text is None and model != self.model:  # retried once on the main model
+            self.fell_back = True
+            earlier = f"{model} failed ({result.error}), then "
+            spent = result.usage
+            result = await self._call_compressor(plan, owner, self.model)
+            result = attrs.evolve(result, usage=spent + result.usage)
         if result.text is not None:
             messages = finish_plan(plan, result.text, "model")
-            return _Summary(messages, "model", "summarised by the model", usage=result.usage)
+            by = f"{earlier}summarised by {self.model}" if earlier else "summarised by the model"
+            return _Summary(messages, "model", by, usage=result.usage)
+        failure = result.failed_as
+        if summary_aborts(failure, self.policy.note_failure(failure)):
+            detail = (
+                f"{earlier}the summary failed ({failure.value}: {result.error}); "
+                "nothing was compacted, every message is kept"
+            )
+            return _Summary((), "none", detail, failed=True, usage=result.usage, aborted=True)
         messages = finish_plan(plan, plan.static_summary(), "static")
-        detail = f"static summary ({result.error})"
+        detail = f"static summary ({earlier}{result.error})"
         return _Summary(messages, "static", detail, failed=True, usage=result.usage)
 
-    async def _call_compressor(self, plan: CompactionPlan, owner: ActorContext) -> SummaryResult:
-        model = self.settings.aux_model or self.model
+    async def _call_compressor(
+        self, plan: CompactionPlan, owner: ActorContext, model: str
+    ) -> SummaryResult:
         compressor = Compressor(
             self.client, model, plan.summary_max_tokens, self.settings, plan.summary_prompt
         )
@@ -306,9 +345,10 @@ class ContextKeeper:
             with trio.move_on_after(self.settings.summary_timeout + SUMMARY_CALL_MARGIN):
                 outcome = await task.outcome()
                 if isinstance(outcome, ExitReason):
-                    return SummaryResult(None, f"the compressor stopped ({outcome.describe()})")
+                    why = f"the compressor stopped ({outcome.describe()})"
+                    return SummaryResult(None, why, model=model)
                 return outcome
-            return SummaryResult(None, "the compressor did not answer in time")
+            return SummaryResult(None, "the compressor did not answer in time", model=model)
         finally:
             if task.ref.is_alive:  # cut short (its deadline, a cancel): stop the call now
                 await task.stop()

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermes.compression import CompressionPolicy, CompressionSettings
+from hermes.compression import CompressionPolicy, CompressionSettings, SummaryFailure
 
 T = 10_000  # threshold
 
@@ -85,3 +85,32 @@ def test_record_does_not_count_attempts() -> None:
     policy = CompressionPolicy()
     policy.record(20_000, 5_000, "model", False, 0.0)
     assert policy.attempts == 0 and policy.last_method == "model"
+
+
+def test_forced_compactions_get_past_the_cooldown() -> None:
+    policy = CompressionPolicy()
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=100.0)
+    assert not policy.should_use_model(120.0)
+    assert policy.should_use_model(120.0, forced=True)
+
+
+def test_an_abort_holds_the_threshold_trigger_for_its_cooldown() -> None:
+    policy = CompressionPolicy()
+    policy.record_abort(now=100.0)
+    held = policy.should_compact(20_000, T, forced=False, now=130.0)
+    assert not held and "held after a summary failure" in held.reason
+    assert "resumes in 30 s" in held.reason
+    assert policy.should_compact(20_000, T, forced=True, now=130.0)
+    assert policy.should_compact(20_000, T, forced=False, now=160.0)
+    policy.record_abort(now=200.0)  # the ladder climbs: 300 s
+    assert not policy.should_compact(20_000, T, forced=False, now=499.0)
+    policy.record(20_000, 5_000, "model", failed_model_call=False, now=300.0)
+    assert policy.should_compact(20_000, T, forced=False, now=301.0)  # a summary ends it
+
+
+def test_overloads_in_a_row_are_counted_and_reset() -> None:
+    policy = CompressionPolicy()
+    assert policy.note_failure(SummaryFailure.OVERLOADED) == 1
+    assert policy.note_failure(SummaryFailure.OVERLOADED) == 2
+    assert policy.note_failure(SummaryFailure.GARBAGE) == 0
+    assert policy.note_failure(SummaryFailure.OVERLOADED) == 1

@@ -44,8 +44,13 @@ def test_invalid_settings_name_the_field(kwargs: dict[str, Any], field: str) -> 
 
 def test_threshold_is_ratio_of_window_minus_output() -> None:
     s = CompressionSettings()
-    assert threshold_tokens(200_000, 8_000, s) == 96_000
+    assert threshold_tokens(1_000_000, 8_000, s) == 496_000  # 50 % on a large window
+    assert threshold_tokens(200_000, 8_000, s) == 144_000  # at least 75 % under 512K
+    assert threshold_tokens(200_000, 4_096, s) == 146_928  # the default model's
+    assert threshold_tokens(511_999, 0, s) == int(0.75 * 511_999)
+    assert threshold_tokens(512_000, 0, s) == 256_000
     assert threshold_tokens(100_000, 0, CompressionSettings(threshold_ratio=0.8)) == 80_000
+    assert threshold_tokens(200_000, 8_000, CompressionSettings(small_window=0)) == 96_000
     assert tail_budget_tokens(96_000, s) == 19_200
 
 

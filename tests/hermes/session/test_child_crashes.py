@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from actors import ActorRef, ActorSystem, ExitReason, open_system
-from hermes.fake import FakeProvider, Hang, Reply, ToolUse, open_fake_provider
+from hermes.fake import ErrorReply, FakeProvider, Hang, Reply, ToolUse, open_fake_provider
 from hermes.memory import MemoryStore, MemoryTool
 from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
 from hermes.review import ReviewSettings
@@ -33,7 +33,15 @@ from hermes.subagents import SubagentConfig, SubagentRuntime, with_delegation
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome, default_registry
 from supervisors import ChildSpec, Supervisor, SupervisorClient
 
-from .compaction.conftest import AUX, MAX_TOKENS, SETTINGS, WINDOW, four_turns_then_big, small
+from .compaction.conftest import (
+    AUX,
+    MAX_TOKENS,
+    SETTINGS,
+    WINDOW,
+    four_turns_then_big,
+    is_summary,
+    small,
+)
 from .control_helpers import next_event
 from .helpers import assert_valid, results_by_id
 from .review.conftest import is_review
@@ -289,9 +297,12 @@ async def test_a_turn_crash_fails_the_turn_and_the_next_input_runs(tmp_path: Pat
             Reply.of("calling", ToolUse("terminal", {"command": "echo one"}, id="t1")),
             Reply.of("the queued prompt ran"),
         )
-        world.client.crash_if = lambda request: any(  # the request after the tool result
-            CRASH in m.text() for m in request.messages
-        ) and len(request.messages) > 1
+        world.client.crash_if = lambda request: (
+            any(  # the request after the tool result
+                CRASH in m.text() for m in request.messages
+            )
+            and len(request.messages) > 1
+        )
         with trio.fail_after(20), world.handle.subscribe() as sub:
             accepted = await world.handle.prompt(f"{CRASH}: run a tool")
             queued = await world.handle.prompt("next one", mode="queue")
@@ -373,6 +384,11 @@ async def test_a_compressor_crash_falls_back_to_the_static_summary(
             world.client.crash_if = lambda request: request.model == AUX
         else:
             world.fake.when(Hang(), model=AUX, times=1)
+        # the failed aux summary is retried once on the main model (seed #198): fail that too
+        world.fake.when(
+            ErrorReply(500, "the main model is down too"),
+            predicate=lambda request: is_summary(request) and request.model != AUX,
+        )
         with trio.fail_after(30), world.handle.subscribe() as sub:
             await four_turns_then_big(world.handle, world.fake)
             world.fake.enqueue(small("answer 5"))
@@ -389,6 +405,7 @@ async def test_a_compressor_crash_falls_back_to_the_static_summary(
             compactions = await world.store.list_compactions(SESSION_ID)
     assert completed.method == "static"
     assert "the compressor stopped" in completed.detail, completed.detail
+    assert "the main model is down too" in completed.detail
     assert done.reason == TurnEnd.COMPLETED.value and done.text == "answer 5"
     assert [c.method for c in compactions] == ["static"]
     assert len(world.incarnations) == 1

@@ -1,8 +1,11 @@
 """Fixtures and helpers of the compaction tests: a small window, a scripted aux model.
 
 The session runs with a 20,000-token window and 1,000 output tokens, so the
-threshold is 9,500 tokens; the main model reports a large prompt through its
-usage, and the summary call goes to ``claude-aux`` (scripted by model).
+threshold is 9,500 tokens (50 %: the 75 % floor for windows under 512K is
+turned off here, ``small_window=0``; ``test_summary_failures.py`` checks it at
+the defaults); the main model reports a large prompt through its usage, and
+the summary call goes to ``claude-aux`` (scripted by model; ``is_summary``
+finds a summary request on any model).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import attrs
 import pytest
 import trio
 
-from hermes.compression import CompressionSettings, threshold_tokens
+from hermes.compression import SUMMARY_SYSTEM, CompressionSettings, threshold_tokens
 from hermes.fake import (
     FakeProvider,
+    MessagesRequest,
     Reply,
     RequestRecord,
     Usage,
@@ -41,7 +45,12 @@ AUX = "claude-aux"
 WINDOW = 20_000
 MAX_TOKENS = 1_000
 SETTINGS = CompressionSettings(
-    aux_model=AUX, protect_first=3, protect_last=4, tail_ratio=0.05, summary_timeout=5.0
+    aux_model=AUX,
+    protect_first=3,
+    protect_last=4,
+    tail_ratio=0.05,
+    summary_timeout=5.0,
+    small_window=0,
 )
 THRESHOLD = threshold_tokens(WINDOW, MAX_TOKENS, SETTINGS)  # 9,500
 BIG = 12_000
@@ -174,6 +183,13 @@ def open_compacting(open_session: SessionFactory) -> SessionFactory:
         return await open_session(session_id=session_id, **settings)
 
     return start
+
+
+def is_summary(request: MessagesRequest | RequestRecord) -> bool:
+    """Whether ``request`` is a summary call (its system prompt is the summariser's)."""
+    system = request.body.get("system", "")
+    text = system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+    return SUMMARY_SYSTEM in text
 
 
 def aux_requests(fake: FakeProvider) -> list[RequestRecord]:

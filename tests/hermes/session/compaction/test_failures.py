@@ -43,6 +43,7 @@ from .conftest import (
     collect_until,
     events_of,
     four_turns_then_big,
+    is_summary,
     long_turns,
     main_requests,
     small,
@@ -71,7 +72,7 @@ async def test_a_failed_summary_falls_back_to_static_and_cools_down(
     calls: int,
     why: str,
 ) -> None:
-    fake.when(failure, model=AUX)
+    fake.when(failure, predicate=is_summary)  # the aux model's and the main model's retry
     settings = attrs.evolve(SETTINGS, summary_timeout=timeout)
     session = await open_compacting(compression=settings)
     with trio.fail_after(20), session.subscribe() as sub:
@@ -80,6 +81,8 @@ async def test_a_failed_summary_falls_back_to_static_and_cools_down(
         assert (await session.run("question 5 about zanzibar")).reason is TurnEnd.COMPLETED
         first, _ = await collect_until(sub, "CompactionCompleted")
         assert len(aux_requests(fake)) == calls
+        main_summaries = [r for r in main_requests(fake) if is_summary(r)]
+        assert len(main_summaries) == calls  # retried once on the main model, then static
         # Grow again past the threshold: the next compaction is within the 60 s cooldown.
         fake.enqueue(big(f"answer 6: {FILLER}"))
         assert (await session.run("question 6")).reason is TurnEnd.COMPLETED
@@ -90,8 +93,10 @@ async def test_a_failed_summary_falls_back_to_static_and_cools_down(
 
     assert result.reason is TurnEnd.COMPLETED
     assert first.method == "static" and why in first.detail, first.detail
+    assert f"{AUX} failed" in first.detail, first.detail
     assert second.method == "static" and "cooling down" in second.detail, second.detail
     assert len(aux_requests(fake)) == calls  # no summary call during the cooldown
+    assert len([r for r in main_requests(fake) if is_summary(r)]) == calls
     if isinstance(failure, Hang):  # the compressor gave up: its request was closed
         with trio.fail_after(2):
             assert await aux_requests(fake)[0].wait_ended() is Outcome.CLIENT_CLOSED
