@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from hermes.compression import CompressionSettings
+from hermes.goals import GoalSettings
 from hermes.model.recovery import RecoveryPolicy
 from hermes.review import ReviewSettings
 from hermes.tools import OutputBudget
@@ -125,6 +126,8 @@ class SessionConfig:
     """When and how the transcript is compacted (``hermes.compression``)."""
     review: ReviewSettings = attrs.field(factory=ReviewSettings)
     """Background memory reviews (only with a memory store, never when unattended)."""
+    goals: GoalSettings = attrs.field(factory=GoalSettings)
+    """Standing goals and loops: budget, judge, gates (``hermes.goals``)."""
 
     def __attrs_post_init__(self) -> None:
         if self.max_tokens >= self.context_window:
