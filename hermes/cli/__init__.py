@@ -9,7 +9,7 @@
 | ``memory_commands.py`` | ``memory [show|pending|approve|reject]``, ``compress`` |
 | ``mcp_commands.py`` | ``mcp [list|test|enable|disable|login|serve]`` |
 | ``mcp_serve.py`` | ``mcp serve``: the daemon as an MCP server over stdio |
-| ``skills_commands.py`` | ``skills [list|show|install|remove|trust|untrust]`` |
+| ``skills_commands.py`` | ``skills [list|show|install|remove|trust|pending|approve|scan|...]`` |
 | ``curator_commands.py`` | ``curator [status|run|lock|unlock]`` |
 | ``goal_commands.py`` | ``goal``, ``subgoal``, ``loop`` (a session's standing goal and loop) |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |

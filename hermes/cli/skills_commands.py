@@ -1,4 +1,6 @@
-"""``hermes skills [list|show|install|remove|trust|untrust|pending|approve|reject]``: on disk.
+"""``hermes skills [list|show|install|remove|trust|untrust|pending|approve|reject|scan]``.
+
+All on disk (``scan``'s walk is ``skills_scan.py``).
 
 These read the skill folders and the config file directly (no daemon needed):
 the user's skills under the data directory, the bundled ones, and the
@@ -195,3 +197,33 @@ def _decide(change_id: str, *, approve: bool) -> None:
     except SkillWriteError as exc:
         fail(f"{change_id}: {exc}")
     click.echo(f"{'approved' if approve else 'rejected'}: {done}")
+
+
+@skills.command("scan")
+@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+def scan(paths: tuple[Path, ...], cwd: Path = Path("."), as_json: bool = False) -> None:
+    """Why a file is BLOCKED: the threat scan of what a session in CWD puts in its prompt
+    (SOUL.md, the context file, memory entries, project skills), or of PATHS.
+
+    Exits 1 when something is dangerous (blocked, or quarantined)."""
+    from hermes.daemon.config import prepare
+
+    from .skills_scan import prompt_items, scan_paths
+
+    library, _ = library_and_config()
+    config, data = prepare()
+    memory = bool(config.get("memory", "enabled"))
+    items = scan_paths(paths) if paths else prompt_items(library, cwd, data.data_dir, memory=memory)
+    if as_json:
+        print_json(items)
+    else:
+        for item in items:
+            click.echo(f"{item['verdict']:9} {item['what']}: {item['path']}  ({item['effect']})")
+            for finding in item["findings"]:
+                click.echo(f"          {finding}")
+        if not items:
+            click.echo("nothing to scan")
+    if any(item["verdict"] == "dangerous" for item in items):
+        raise SystemExit(1)
