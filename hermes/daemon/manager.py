@@ -16,7 +16,7 @@ Requests that fail come back as ``Failed`` values, raised in the caller by
 Sessions may delegate: the manager holds the daemon's ``SubagentRuntime``
 (the spawn gate shared by every session) and gives each session its host and
 the ``delegate_task`` tool. An ``Entry`` also carries a ``ProcessService`` for
-the session's process registry (its child ``processes``, looked up by path at
+the session's process registry (``PROCESSES_PATH`` under it, looked up by path at
 each lookup, so a restarted registry is found).
 """
 
@@ -36,6 +36,7 @@ from hermes.memory import MemoryTool
 from hermes.model.recovery import RecoveryPolicy
 from hermes.processes import ProcessService, sweep_leftovers
 from hermes.session import (
+    PROCESSES_PATH,
     BusyMode,
     SessionActor,
     SessionClosed,
@@ -83,8 +84,6 @@ log = logging.getLogger("hermes.daemon.sessions")
 T = TypeVar("T")
 
 SESSION_SHUTDOWN = 15.0  # the session's own budget (12 s) plus margin
-PROCESSES_NAME = "processes"
-"""The name a session gives its process registry (``spawn_process_registry``'s default)."""
 
 
 # -- requests ------------------------------------------------------------------------------
@@ -355,7 +354,7 @@ class SessionsManager(Actor):
     def _entry(self, session_id: str, live: _Live) -> Entry:
         """What callers need of a running session (the registry looked up by its path)."""
         assert live.handle is not None
-        ref = self.ctx.system.lookup(f"{live.path}/{PROCESSES_NAME}")
+        ref = self.ctx.system.lookup(f"{live.path}/{PROCESSES_PATH}")
         processes = ProcessService(ref, config=self.process_config) if ref is not None else None
         return Entry(session_id, live.handle, live.hub, live.path, processes)
 

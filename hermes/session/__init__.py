@@ -54,10 +54,12 @@ from .messages import (
 from .outcome import TurnEnd, TurnResult
 from .prompt import PromptParts, build_system_prompt, find_context_file
 from .session import Cancelled, SessionActor
+from .tree import PROCESSES_PATH
 from .turn import TurnActor
 from .workers import ToolWorker
 
 __all__ = [
+    "PROCESSES_PATH",
     "Accepted",
     "BusyMode",
     "Cancel",

@@ -33,6 +33,8 @@ from .deps import SessionDeps
 
 SERVICES = "services"
 PROCESSES = "processes"
+PROCESSES_PATH = f"{SERVICES}/{PROCESSES}"
+"""Where a session's process registry lives, relative to the session's own path."""
 SERVICES_INTENSITY = 3
 SERVICES_PERIOD = 30.0
 """More restarts of the session's services than this in that many seconds fail the session."""
@@ -57,7 +59,7 @@ class ChildPolicy:
 
 POLICY = (
     ChildPolicy(
-        path=f"{SERVICES}/{PROCESSES}",
+        path=PROCESSES_PATH,
         restart=Restart.PERMANENT,
         shutdown="stop_budget + 2 s (every process group killed and reaped)",
         crash="restarted in place; its processes go with it (each one's watcher, a child of "
