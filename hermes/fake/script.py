@@ -475,9 +475,12 @@ class Script:
             if resp is not None:
                 return resp, "queue"
         if self.fallback is None:
-            return ErrorReply(500, message="fake provider: nothing scripted for this request"), (
-                "unscripted"
+            # ``x-should-retry: false``: a test's missing script is no outage to wait out
+            # (the client does not retry it, and a turn does not park for it).
+            unscripted = ErrorReply(
+                500, message="fake provider: nothing scripted for this request", should_retry=False
             )
+            return unscripted, "unscripted"
         return self.fallback(req), "fallback"
 
 

@@ -45,6 +45,8 @@ class RecoveryHints:
     should_fallback: bool = False
     retry_after: float | None = None
     """Seconds the provider asked us to wait, if it said."""
+    final: bool = False
+    """The provider said not to retry (``x-should-retry: false``): no auto-recovery either."""
 
 
 _HINTS: dict[FailureReason, RecoveryHints] = {
@@ -183,7 +185,9 @@ def classify(exc: BaseException, model: str | None = None) -> ModelError:
         retry_after = retry_after_seconds(response.headers if response is not None else None)
         should_retry = response.headers.get("x-should-retry") if response is not None else None
         retryable = base.retryable if should_retry is None else should_retry == "true"
-        hints = attrs.evolve(base, retry_after=retry_after, retryable=retryable)
+        hints = attrs.evolve(
+            base, retry_after=retry_after, retryable=retryable, final=should_retry == "false"
+        )
         where = "mid-stream" if exc.status_code == 200 else f"HTTP {exc.status_code}"
         return ModelError(
             reason,

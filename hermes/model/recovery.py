@@ -1,8 +1,9 @@
 """Auto-recovery cycles: when a call's retries and fallbacks are spent (seed #159).
 
 ``complete_recovering`` wraps ``ModelClient.complete``. When the call fails
-with an overloaded, server-error or timeout verdict, and the caller says it
-may park (no answer text has reached the user), it waits and calls again:
+with an overloaded, server-error or timeout verdict the server did not mark
+final (``x-should-retry: false``), and the caller says it may park (no answer
+text has reached the user), it waits and calls again:
 15, 30, then 60 s (jittered by 10 %; a provider's Retry-After, up to 120 s,
 wins), at most ``cycles`` times (5 by default; 0 ends at the first failure).
 Each wait is announced through ``on_wait`` before it starts; the wait is
@@ -87,7 +88,7 @@ async def complete_recovering(
         try:
             return await client.complete(request, sink)
         except ModelError as error:
-            if error.reason not in RECOVERABLE or not may_park():
+            if error.reason not in RECOVERABLE or error.hints.final or not may_park():
                 raise
             if cycle >= policy.cycles:
                 if policy.cycles == 0:

@@ -84,8 +84,11 @@ class ReviewHost:
         self.hub = hub
         self.user_turns = 0
         self.unreviewed = 0
-        """Completed user turns since the last review started (a due review that could
-        not start, because input was already waiting, stays due)."""
+        """Completed user turns since the last review started or the agent wrote memory
+        itself (a due review that could not start, because input was already waiting,
+        stays due)."""
+        self._memory_written = False
+        """The turn just ended called the memory tool (``count_tools``)."""
         self._running: _Review | None = None
         self._timer: Timer | None = None
         """The idle delay of a due review (cancelled by any new input)."""
@@ -105,16 +108,26 @@ class ReviewHost:
 
     def count_tools(self, iterations: int, messages: Sequence[Message]) -> None:
         """Count an ended turn's tool-calling iterations; ``messages`` (the turn's) calling
-        skill_manage start the count again (seed #262)."""
+        skill_manage start the count again (seed #262), calling memory the count of user
+        turns (seed #261)."""
+        names = {use.name for m in messages if m.role == "assistant" for use in m.tool_uses()}
+        self._memory_written = self.memory is not None and "memory" in names
+        if self._memory_written:
+            self.unreviewed = 0
         if self.skills is None:
             return
-        used = any(
-            use.name == "skill_manage"
-            for m in messages
-            if m.role == "assistant"
-            for use in m.tool_uses()
-        )
+        used = "skill_manage" in names
         self.tool_iterations = 0 if used else self.tool_iterations + iterations
+
+    def resume(self, messages: Sequence[Message]) -> None:
+        """A resumed session counts from its earlier user turns (seed #261): the user
+        messages that begin with text (tool results, and steers after them, do not)."""
+        earlier = sum(
+            1
+            for m in messages
+            if m.role == "user" and m.content and isinstance(m.content[0], TextBlock)
+        )
+        self.user_turns = self.unreviewed = earlier
 
     def _memory_due(self) -> bool:
         return self.memory is not None and self.unreviewed >= self.settings.interval
@@ -124,9 +137,13 @@ class ReviewHost:
         return self.skills is not None and interval > 0 and self.tool_iterations >= interval
 
     def turn_completed(self) -> bool:
-        """Count a completed user turn; whether a review (memory, skills) is due now."""
+        """Count a completed user turn; whether a review (memory, skills) is due now.
+
+        A turn that wrote memory itself leaves the count at 0 (seed #261)."""
         self.user_turns += 1
-        self.unreviewed += 1
+        if not self._memory_written:
+            self.unreviewed += 1
+        self._memory_written = False
         return (
             self.settings.enabled
             and self._running is None

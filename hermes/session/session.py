@@ -92,6 +92,7 @@ from .messages import (
 )
 from .outcome import TurnResult
 from .prompt import session_system_prompt
+from .prompt_record import PromptRecord
 from .reviews import ReviewDue
 from .startup import (
     approval_session,
@@ -171,7 +172,15 @@ class SessionActor(TurnOwner):
         # (that made every closed session cyclic garbage).
         build = functools.partial(session_system_prompt, config, self.tools, deps.memory)
         self.keeper = context_keeper(config, deps, self.tools, self.hub, build)
+        self.prompts = PromptRecord(
+            deps.store, session_id, config.model, str(config.cwd), config.store_timeout
+        )
+        stored = await self.prompts.restore(self.conversation.messages)  # seed #18
+        if stored is not None:
+            self.keeper.system = stored
+        await self.prompts.keep(self.keeper.system)
         self.reviews = review_host(config, deps, self.hub, _charge_to(self))
+        self.reviews.resume(self.conversation.messages)  # seed #261
         self.services, self.processes = await start_services(
             self.ctx, session_id, _notice_sink(self.ctx.self, session_id), deps
         )

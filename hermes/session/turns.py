@@ -36,6 +36,7 @@ from .inputs import InputQueue, PendingInput
 from .messages import Accepted, MachineInput
 from .outcome import TurnEnd, TurnResult
 from .prompt import turn_text
+from .prompt_record import PromptRecord
 from .reviews import ReviewHost
 from .task_child import TaskChild
 from .tool_view import SessionTools
@@ -72,6 +73,7 @@ class TurnOwner(Actor):
     queue: InputQueue
     approvals: ApprovalBroker
     keeper: ContextKeeper
+    prompts: PromptRecord
     reviews: ReviewHost
     goals: GoalKeeper
     tools: SessionTools
@@ -212,6 +214,7 @@ class TurnOwner(Actor):
         await self.goals.turn_ended(result.turn, result.reason.value, result.text)
         if resume_queue:
             await self._next_input()
+        await self.prompts.keep(self.keeper.system)  # a compaction may have rebuilt it
         self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])
         completed = running.from_user and result.reason is TurnEnd.COMPLETED
         due = completed and self.reviews.turn_completed() and self._idle()

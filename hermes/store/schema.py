@@ -277,6 +277,15 @@ ALTER TABLE cron_jobs ADD COLUMN origin TEXT;
 ALTER TABLE cron_runs ADD COLUMN delivery TEXT;
 """
 
+_V11 = """
+CREATE TABLE session_prompts (
+    session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions (id),
+    model TEXT NOT NULL CHECK (length(model) > 0),
+    cwd TEXT NOT NULL CHECK (length(cwd) > 0),
+    blocks BLOB NOT NULL
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -288,6 +297,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "session flags (the yolo switch survives restarts)", _V8),
     Migration(9, "scheduled jobs and their runs (cron)", _V9),
     Migration(10, "cron jobs' pre-run script, delivery target and origin; runs' delivery", _V10),
+    Migration(11, "the system prompt each session sends (reused on resume)", _V11),
 )
 """Every schema change ever made, in order; append, never edit."""
 

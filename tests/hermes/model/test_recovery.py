@@ -111,12 +111,14 @@ async def test_a_provider_retry_after_wins_up_to_120_s(
     assert [w.delay for w in first] == [90] and [w.delay for w in second] == [120]
 
 
-@pytest.mark.parametrize("case", ["zero cycles", "text reached the user", "not recoverable"])
+@pytest.mark.parametrize(
+    "case", ["zero cycles", "text reached the user", "not recoverable", "the server said final"]
+)
 async def test_no_cycles_when_off_after_text_or_for_other_failures(
     autojump_clock: trio.testing.MockClock, fake: FakeProvider, client: ModelClient, case: str
 ) -> None:
     status = 400 if case == "not recoverable" else 529
-    fake.when(ErrorReply(status))
+    fake.when(ErrorReply(status, should_retry=False if case == "the server said final" else None))
     cycles = 0 if case == "zero cycles" else 5
     waits, _, outcome = await recovering(
         client, RecoveryPolicy(cycles=cycles), may_park=case != "text reached the user"

@@ -318,7 +318,8 @@ async def test_an_output_schema_gets_one_retry_with_the_errors(
 async def test_a_long_summary_keeps_head_and_tail_and_the_full_text_is_saved(
     fake: FakeProvider, open_parent: Parent
 ) -> None:
-    long = "HEAD " + "x" * 40_000 + " TAIL"
+    # Varied text: 40,000 of one letter would be a runaway repetition, and dropped.
+    long = "HEAD " + "".join(f"{i:07d} " for i in range(5_000)) + " TAIL"
     fake.when(Reply.of(long), predicate=child_of("write a lot"))
     script_parent(fake, {"goal": "write a lot of text"})
     parent, _ = await open_parent()
