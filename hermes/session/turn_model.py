@@ -101,7 +101,8 @@ class TurnModel:
             context_window=config.context_window,
             fallback_models=self.deps.client.fallback_models,
         )
-        start = (self.conv.next_seq, self.conv.last, self.progress.compacted)
+        # The transcript before the ladder's first write: what ``GiveUp`` rolls back to.
+        start: tuple[int, Message | None, bool] | None = None
         self._prefix = ""
         while True:
             reply = await self._model_call(tool_choice, ladder)
@@ -122,14 +123,22 @@ class TurnModel:
             if isinstance(reply, ModelResponse) and not isinstance(verdict, Continue | Feed):
                 self._usage = self._usage + reply.usage  # dropped, but paid for
             action = type(verdict).__name__.lower()
+            if start is None and isinstance(verdict, Continue | Feed | Nudge):
+                start = (self.conv.next_seq, self.conv.last, self.progress.compacted)
             match verdict:
                 case Continue() | Feed():
                     assert isinstance(reply, ModelResponse)
                     await self._commit_reply(reply)
                     self._prefix = "".join(ladder.continued)
-                    nudge = CONTINUE_NUDGE if isinstance(verdict, Continue) else THINKING_NUDGE
-                    await self.conv.add_user_blocks([TextBlock(nudge)])
-                    why = "the reply was cut at the output limit: continuing"
+                    cut = isinstance(verdict, Continue)
+                    await self.conv.add_user_blocks(
+                        [TextBlock(CONTINUE_NUDGE if cut else THINKING_NUDGE)]
+                    )
+                    why = (
+                        "the reply was cut at the output limit: continuing"
+                        if cut
+                        else "the reply held only thinking: fed back"
+                    )
                 case Nudge():
                     await self.conv.add_user_blocks([TextBlock(EMPTY_NUDGE)])
                     why = "the reply was empty: nudged"
@@ -140,8 +149,8 @@ class TurnModel:
                     self._detail = "an empty reply after housekeeping: the earlier text stands"
                     return None
                 case GiveUp(reason=reason, detail=detail):
-                    if self.progress.compacted == start[2]:  # rows to drop are still there
-                        await self.conv.rollback_to(start[0], start[1])
+                    if start is not None and self.progress.compacted == start[2]:
+                        await self.conv.rollback_to(start[0], start[1])  # rows still there
                     self._end, self._detail, self._final_text = TurnEnd.FAILED, detail, ""
                     self.deps.hub.publish(ev.ErrorOccurred(self.number, reason, detail))
                     return None

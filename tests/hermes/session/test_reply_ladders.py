@@ -30,7 +30,7 @@ from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
 from .conftest import KEY, SessionFactory
-from .control_helpers import request_messages, strict_fake, wire_texts
+from .control_helpers import gated, next_event, request_messages, strict_fake, wire_texts
 from .helpers import assert_valid, payloads
 
 CUT = "max_tokens"
@@ -240,3 +240,24 @@ async def test_empty_replies_are_retried_then_go_to_the_fallback_model(
     transcript = await store.load(fallback_session.id)
     assert_valid(transcript)
     assert [m.text() for m in transcript.messages] == ["hello", "from the fallback"]
+
+
+async def test_a_rolled_back_ladder_keeps_what_came_before_it(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", {"command": gated("go", "echo done")})),
+        *[Reply.of(f"piece {n} ", stop_reason=CUT) for n in range(5)],
+    )
+    with session.subscribe() as sub, trio.fail_after(20):
+        await session.prompt("start")
+        await next_event(sub, "ToolStarted")
+        await session.steer("and mind the tests")
+        (workdir / "go").touch()
+        done = await next_event(sub, "TurnCompleted")
+    assert done.payload.reason == TurnEnd.FAILED.value
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "user"]
+    assert "and mind the tests" in transcript.messages[2].text()  # the steer stayed
+    assert "piece" not in "".join(m.text() for m in transcript.messages)
