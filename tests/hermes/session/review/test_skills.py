@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from hermes.fake import FakeProvider, MessagesRequest, Reply, ToolUse
-from hermes.memory import MemoryTool
+from hermes.memory import MemoryStore, MemoryTool
 from hermes.review import ReviewSettings
 from hermes.skills import SkillLibrary, SkillManageTool, SkillViewTool
 from hermes.skills.pending import pending
@@ -208,3 +208,28 @@ async def test_refine_reviews_at_once_with_the_focus_even_when_reviews_are_off(
     assert ask.startswith(COMBINED_MARK)
     assert ask.endswith("give priority to: the flaky-build skill")
     assert len(fake.message_requests) == 3  # hello, then the review's two calls: no turn
+
+
+async def test_memory_and_skills_due_together_make_one_combined_review(
+    open_reviewing: SessionFactory,
+    fake: FakeProvider,
+    library: SkillLibrary,
+    memory: MemoryStore,
+    workdir: Path,
+) -> None:
+    for i in range(3):
+        (workdir / f"notes{i}.txt").write_text(f"note {i}\n")
+    remember = ToolUse("memory", {"action": "add", "target": "user", "content": "Uses make."})
+    fake.when(Reply.of(remember, create()), predicate=is_combined_review, times=1)
+    fake.when(Reply.of("Saved both."), predicate=is_combined_review, times=1)
+    settings = ReviewSettings(interval=1, skill_interval=3)
+    session = await open_reviewing(review=settings, cwd=workdir)
+    with trio.fail_after(30), session.subscribe() as sub:
+        long_task(fake, 3)
+        await session.run("fix the flaky build")
+        done = await review_done(sub)
+    assert (done.outcome, done.added) == ("completed", 2)
+    assert memory.entries("user") == ["Uses make."]
+    assert (library.user_dir / "flaky-build" / "SKILL.md").read_text() == SKILL
+    tools = [t["name"] for t in fake.message_requests[-1].body["tools"]]
+    assert {"memory", "skill_manage", "skill_view"} <= set(tools)  # the session's own list
