@@ -11,6 +11,7 @@
 | ``mcp_serve.py`` | ``mcp serve``: the daemon as an MCP server over stdio |
 | ``skills_commands.py`` | ``skills [list|show|install|remove|trust|pending|approve|scan|...]`` |
 | ``curator_commands.py`` | ``curator [status|run|lock|unlock]`` |
+| ``subagent_commands.py`` | ``subagents [pause|resume|status]`` (the spawn pause) |
 | ``goal_commands.py`` | ``goal``, ``subgoal``, ``loop`` (a session's standing goal and loop) |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
@@ -31,6 +32,7 @@ from . import (
     memory_commands,
     safety_commands,
     skills_commands,
+    subagent_commands,
 )
 from .app import main
 
@@ -48,4 +50,5 @@ __all__ = [
     "memory_commands",
     "safety_commands",
     "skills_commands",
+    "subagent_commands",
 ]

@@ -146,6 +146,13 @@ def _finding_keys(value: Any) -> str | None:
     return None if ok else "a list of finding keys like 'recursive_delete'"
 
 
+def _model_names(value: Any) -> str | None:
+    expected = "a list of distinct model names"
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        return expected
+    return None if len(set(value)) == len(value) else expected
+
+
 def _optional_str(value: Any) -> str | None:
     return None if isinstance(value, str) else "a string"
 
@@ -206,6 +213,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "fake_event_delay": Key(
             0.0, _delay, "offline demo model: seconds between stream events (demos, tests)"
+        ),
+        "fallback_models": Key(
+            [],
+            _model_names,
+            "models tried in order once a call's retries are spent on an error another model "
+            "may not share (overload, rate limit, server error, timeout, no access, refusal)",
         ),
     },
     "session": {
@@ -331,6 +344,32 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "loops": {
         "min_interval": Key(30.0, _number(0), "shortest /loop interval, seconds", reload=True),
         "max_ticks": Key(100, _int(0), "wakeups before a /loop pauses (0: no limit)", reload=True),
+    },
+    "subagents": {
+        "max_depth": Key(
+            1, _int(1, 3), "levels of children below a session (1: only it delegates)"
+        ),
+        "orchestrator_enabled": Key(
+            True, _bool, "a task may ask for a child that delegates further (within max_depth)"
+        ),
+        "max_concurrent_children": Key(3, _int(1), "running children per parent session"),
+        "max_total_children": Key(64, _int(1), "running children in the whole daemon"),
+        "admission": Key(
+            "queue",
+            _choice("queue", "reject"),
+            "at a limit: queue the tasks in order, or reject the batch (Hermes)",
+        ),
+        "queue_capacity": Key(256, _int(1), "tasks waiting for a slot, daemon-wide"),
+        "max_batch": Key(100, _int(1), "tasks in one delegate_task call"),
+        "max_background": Key(3, _int(1), "background delegations running at once per parent"),
+        "max_iterations": Key(50, _int(1), "tool-using steps per child turn"),
+        "stale_between_tools": Key(
+            450.0, _number(0), "seconds without progress outside a tool before a child is stopped"
+        ),
+        "stale_in_tool": Key(1200.0, _number(0), "the same, inside one tool call"),
+        "child_timeout": Key(0.0, _seconds, "wall-clock seconds per child (0: no cap)"),
+        "max_summary_chars": Key(24_000, _int(1), "characters of a child's summary at most"),
+        "model": Key("", _optional_str, "the children's model ('' = the parent's)"),
     },
     "cron": {
         "allow_agent_scheduling": Key(

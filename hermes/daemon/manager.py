@@ -72,6 +72,7 @@ from .session_settings import (
     memory_store,
     process_config,
     review_settings,
+    subagent_config,
     tool_registry,
     tool_settings,
 )
@@ -151,6 +152,15 @@ class CancelAll(Call["dict[str, Any] | Failed"]):
     were cancelled; ``Failed`` names the sessions that could not be."""
 
     reason: str = "the daemon is stopping"
+
+
+@attrs.frozen(slots=True)
+class SpawnPause(Call["dict[str, Any] | Failed"]):
+    """The operator's spawn pause: ``paused`` True pauses new delegations daemon-wide,
+    False resumes them, None only reads; answered with ``{"paused": bool}``. Running
+    children go on either way."""
+
+    paused: bool | None = None
 
 
 @attrs.frozen(slots=True)
@@ -238,7 +248,7 @@ class SessionsManager(Actor):
             raise RuntimeError("the store and providers must start before the sessions manager")
         self.store = StoreClient(store_ref, lane=self.settings.store_lane)
         self.providers = await providers_ref.call(GetProviders())
-        self.subagents = SubagentRuntime()
+        self.subagents = SubagentRuntime(subagent_config(self.settings.config))
         self.process_config = process_config(self.settings.config)
         await sweep_leftovers(self.store, self.process_config)  # before any session resumes
         self.registry = with_delegation(tool_registry(self.settings.config))
@@ -342,6 +352,7 @@ class SessionsManager(Actor):
             "demo": self.providers.demo,
             "provider": self.providers.base_url,
             "sessions_running": sum(1 for live in self.live.values() if live.running),
+            "subagents_paused": self.subagents.paused,
         }
 
     def _running_entry(self, session_id: str) -> Entry | None:
@@ -515,6 +526,11 @@ class SessionsManager(Actor):
             return await self._close(message.session_id, message.reason)
         if isinstance(message, Status):
             return self._status()
+        if isinstance(message, SpawnPause):
+            if message.paused is not None:
+                (self.subagents.pause if message.paused else self.subagents.resume)()
+                log.info("subagent spawning %s", "paused" if message.paused else "resumed")
+            return {"paused": self.subagents.paused}
         raise RequestError(f"the sessions manager does not handle {type(message).__name__}")
 
     async def _close(self, session_id: str, reason: str) -> object:

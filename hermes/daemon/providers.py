@@ -69,9 +69,12 @@ class ProvidersActor(Actor):
 
     async def on_start(self) -> None:
         config = self.config
+        fallback: list[str] = config.get("model", "fallback_models")
         if config.api_key:
             base_url = config.get("model", "base_url") or None
-            client = ModelClient(api_key=config.api_key, base_url=base_url)
+            client = ModelClient(
+                api_key=config.api_key, base_url=base_url, fallback_models=fallback
+            )
             self.providers = Providers(client, config.model, False, base_url)
             log.info("model %s through the Messages API", config.model)
             return
@@ -80,7 +83,9 @@ class ProvidersActor(Actor):
             FakeServer(key, config.get("model", "fake_event_delay")), name="fake", shutdown=0
         )
         fake_url = await fake.call(_Serve())
-        client = ModelClient(api_key=key, base_url=fake_url, trust_env=False)
+        client = ModelClient(
+            api_key=key, base_url=fake_url, trust_env=False, fallback_models=fallback
+        )
         self.providers = Providers(client, config.model, True, fake_url)
         log.warning(
             "no ANTHROPIC_API_KEY: using the built-in fake provider (offline demo model %s at %s)",

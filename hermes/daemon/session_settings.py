@@ -1,5 +1,5 @@
-"""The configuration's ``[compression]``, ``[memory]``, ``[review]``, ``[tools]`` and
-``[processes]`` sections as the objects sessions and their tools take."""
+"""The configuration's ``[compression]``, ``[memory]``, ``[review]``, ``[tools]``,
+``[processes]`` and ``[subagents]`` sections as the objects sessions and their tools take."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hermes.goals import GoalSettings
 from hermes.memory import MemoryLimits, MemoryStore
 from hermes.processes import ProcessConfig
 from hermes.review import ReviewSettings
+from hermes.subagents import SubagentConfig
 from hermes.tools import OutputBudget, ToolRegistry, default_registry
 
 from .config import Config
@@ -109,3 +110,33 @@ _PROCESS_KEYS = (
 def process_config(config: Config) -> ProcessConfig:
     """``[processes]``: every session's background-process registry."""
     return ProcessConfig(**{key: config.get("processes", key) for key in _PROCESS_KEYS})
+
+
+_SUBAGENT_KEYS = (
+    "max_depth",
+    "orchestrator_enabled",
+    "max_concurrent_children",
+    "max_total_children",
+    "admission",
+    "queue_capacity",
+    "max_batch",
+    "max_background",
+    "max_iterations",
+    "stale_between_tools",
+    "stale_in_tool",
+    "max_summary_chars",
+)
+
+
+def subagent_config(config: Config) -> SubagentConfig:
+    """``[subagents]``: the daemon's delegation limits (one ``SubagentRuntime``)."""
+    values: dict[str, Any] = {key: config.get("subagents", key) for key in _SUBAGENT_KEYS}
+    timeout = config.get("subagents", "child_timeout")
+    model = config.get("subagents", "model")
+    floor = SubagentConfig().summary_floor
+    return SubagentConfig(
+        **values,
+        child_timeout=float(timeout) if timeout > 0 else None,
+        model=model or None,
+        summary_floor=min(floor, values["max_summary_chars"]),
+    )

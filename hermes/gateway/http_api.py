@@ -14,6 +14,7 @@
 | `POST /sessions/{id}/processes/{process}/kill` | `process.kill` |
 | `GET /sessions/{id}/subagents` | `subagent.list` |
 | `POST /sessions/{id}/subagents/{subagent}/{steer,stop}` | `subagent.steer` / `subagent.stop` |
+| `GET /subagents`, `POST /subagents/{pause,resume}` | `subagents.status`, `.pause`, `.resume` |
 | `POST /sessions/{id}/approvals/{request_id}` `{"choice": ...}` | `approval.respond` |
 | `GET /sessions/{id}/goal`, `POST /sessions/{id}/goal` (set) | `goal.get`, `goal.set` |
 | `POST /sessions/{id}/goal/{pause,resume,clear,command}` | `goal.*` |
@@ -57,6 +58,7 @@ from .goal_methods import goal_route
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
 from .skills_methods import skills_route
+from .spawn_methods import spawn_route
 from .wire_http import RequestHead, error_response, json_body, response_bytes
 
 log = logging.getLogger("hermes.gateway.http")
@@ -270,6 +272,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return skills_route(verb, parts[1:], body, head.query_one("cwd"))
     if parts and parts[0] == "checkpoints":
         return _checkpoint_route(head, verb, parts[1:], body)
+    if parts and parts[0] == "subagents":
+        return spawn_route(verb, parts[1:])
     if len(parts) >= 2 and parts[0] == "sessions":
         session = parts[1]
         owned = _owned_route(verb, parts[2:], body, session)

@@ -76,6 +76,7 @@ from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
 from .params import TITLE_LIMIT, Method, Params
 from .skills_methods import skills_methods
+from .spawn_methods import spawn_methods
 
 log = logging.getLogger("hermes.gateway.methods")
 
@@ -159,6 +160,7 @@ class Methods:
             **goal_methods(self.entry),
             **mcp_methods(services.system, services.root_path, self.entry),
             **skills_methods(services.settings),
+            **spawn_methods(services.manager),
         }
 
     @property

@@ -44,6 +44,8 @@ CONTROL = frozenset(
         "approval.respond",
         "subagent.stop",
         "subagent.steer",
+        "subagents.pause",
+        "subagents.resume",
         "actor.cancel",
     }
 )

@@ -74,3 +74,51 @@ def test_bad_values_name_the_key(tmp_path: Path, text: str, message: str) -> Non
     with pytest.raises(ConfigError) as info:
         load_config(path, env={})
     assert message in str(info.value) and str(path) in str(info.value), str(info.value)
+
+
+def test_subagents_and_the_fallback_chain_are_keys(tmp_path: Path) -> None:
+    from hermes.daemon.session_settings import subagent_config
+    from hermes.subagents import SubagentConfig
+    from supervisors import Admission
+
+    assert subagent_config(load_config(None, env={})) == SubagentConfig()
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[model]\nfallback_models = ['claude-b', 'claude-c']\n"
+        "[subagents]\nmax_depth = 2\nmax_concurrent_children = 5\nadmission = 'reject'\n"
+        "max_iterations = 12\nchild_timeout = 600\nmodel = 'claude-small'\n"
+        "max_summary_chars = 1000\n"
+    )
+    config = load_config(path, env={})
+    assert config.get("model", "fallback_models") == ["claude-b", "claude-c"]
+    sub = subagent_config(config)
+    assert (sub.max_depth, sub.max_concurrent_children, sub.admission) == (2, 5, Admission.REJECT)
+    assert (sub.max_iterations, sub.child_timeout, sub.model) == (12, 600.0, "claude-small")
+    assert (sub.max_summary_chars, sub.summary_floor) == (1000, 1000)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[subagents]\nmax_depth = 4\n",
+            "[subagents] max_depth: expected an integer >= 1 and <= 3",
+        ),
+        ("[subagents]\nadmission = 'drop'\n", "[subagents] admission: expected"),
+        ("[subagents]\nmax_iterations = 0\n", "[subagents] max_iterations: expected"),
+        ("[subagents]\nchild_timeout = -1\n", "[subagents] child_timeout: expected"),
+        ("[subagents]\nstale_in_tool = 'long'\n", "[subagents] stale_in_tool: expected"),
+        ("[subagents]\nwidth = 3\n", "[subagents] width: unknown key"),
+        ("[model]\nfallback_models = 'claude-b'\n", "[model] fallback_models: expected"),
+        ("[model]\nfallback_models = ['a', 'a']\n", "[model] fallback_models: expected"),
+        ("[model]\nfallback_models = ['']\n", "[model] fallback_models: expected"),
+    ],
+)
+def test_bad_subagent_and_fallback_values_name_the_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    assert message in str(info.value), str(info.value)
