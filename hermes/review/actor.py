@@ -142,7 +142,8 @@ class Reviewer(Task[ReviewOutcome]):
         if self.memory is not None:
             tools.append(MemoryTool(self.memory.limits))
         if self.skills is not None:
-            tools += [SkillViewTool(self.skills), SkillManageTool(self.skills, self.skill_draft)]
+            viewer = SkillViewTool(self.skills, record_uses=False)  # a read is not a use
+            tools += [viewer, SkillManageTool(self.skills, self.skill_draft)]
         self.registry = ToolRegistry(tools)
 
     async def run(self) -> ReviewOutcome:

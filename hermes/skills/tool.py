@@ -4,7 +4,7 @@ The system prompt lists only names and descriptions; the model calls this
 when a task matches one. Quarantined and unknown skills are refused with the
 names that do exist; a file must lie inside the skill's ``references/``,
 ``scripts/`` or ``assets/`` folder. Loading a user skill records its use
-(``usage.record_use``: the curator's activity date).
+(``usage.record_use``: the curator's activity date), except a background review's.
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ class SkillViewTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: SkillLibrary, *, record_uses: bool = True) -> None:
+        """``record_uses``: a load counts as a use (False for a background review's reads,
+        which are not the agent using the skill)."""
         self.library = library
+        self.record_uses = record_uses
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         name = str(args["name"])
@@ -61,7 +64,8 @@ class SkillViewTool(Tool):
         seen = self.library.look(cwd)
         outcome = view(seen, name, None if file is None else str(file))
         skill = seen.get(name)
-        if not outcome.is_error and skill is not None and skill.source == "user":
+        used = not outcome.is_error and skill is not None and skill.source == "user"
+        if used and self.record_uses and skill is not None:
             record_use(self.library.user_dir, skill.name)  # the curator's activity date
         return outcome
 

@@ -191,6 +191,8 @@ async def test_refine_reviews_at_once_with_the_focus_even_when_reviews_are_off(
             "new_text": "2. Rebuild twice.\n3. Check the cache is gone.",
         },
     )
+    view = ToolUse("skill_view", {"name": "flaky-build"})
+    fake.when(Reply.of(view), predicate=is_combined_review, times=1)
     fake.when(Reply.of(patch), predicate=is_combined_review, times=1)
     fake.when(Reply.of("Refined."), predicate=is_combined_review, times=1)
     session = await open_reviewing(review=ReviewSettings(enabled=False))
@@ -207,7 +209,9 @@ async def test_refine_reviews_at_once_with_the_focus_even_when_reviews_are_off(
     ask = [t for m in fake.message_requests[1].body["messages"] for t in body_texts(m)][-1]
     assert ask.startswith(COMBINED_MARK)
     assert ask.endswith("give priority to: the flaky-build skill")
-    assert len(fake.message_requests) == 3  # hello, then the review's two calls: no turn
+    assert len(fake.message_requests) == 4  # hello, then the review's three calls: no turn
+    usage = json.loads((library.user_dir / ".usage.json").read_text())
+    assert "last_used" not in usage["flaky-build"]  # a review's read is not a use
 
 
 async def test_memory_and_skills_due_together_make_one_combined_review(
