@@ -21,6 +21,8 @@ arguments are asked again (``TOOL_RETRIES``). A finished answer of 16,000
 characters or more that is repetition-dominated is dropped and ends the turn.
 
 No visible text and no tool call (an empty reply):
+  - text streamed by an attempt whose connection then dropped becomes the
+    answer;
   - visible text earlier in the turn, followed only by housekeeping tools,
     becomes the answer;
   - after other tool calls the model is nudged once;
@@ -101,6 +103,13 @@ class Answer:
 
 
 @attrs.frozen(slots=True)
+class Salvage:
+    """Accept the empty reply as ``text``: what a dropped attempt had streamed."""
+
+    text: str
+
+
+@attrs.frozen(slots=True)
 class GiveUp:
     """Roll back what the ladder wrote and fail the turn."""
 
@@ -108,7 +117,7 @@ class GiveUp:
     detail: str
 
 
-Verdict = Accept | Continue | Feed | Nudge | Retry | Answer | GiveUp
+Verdict = Accept | Continue | Feed | Nudge | Retry | Answer | Salvage | GiveUp
 
 
 @attrs.define(slots=True, kw_only=True)
@@ -135,9 +144,11 @@ class ReplyLadder:
         earlier_text: str = "",
         housekeeping_only: bool = False,
         after_tools: bool = False,
+        streamed: str = "",
     ) -> Verdict:
         """What to do with ``reply``; ``earlier_text``: the turn's last visible text,
-        followed by ``housekeeping_only`` tools; ``after_tools``: tool results precede it."""
+        followed by ``housekeeping_only`` tools; ``after_tools``: tool results precede it;
+        ``streamed``: text an attempt of this call streamed before its connection dropped."""
         if isinstance(reply, Runaway):
             if reply.tool:
                 return self._retry_tool("the tool call's arguments ran away into repetition")
@@ -155,6 +166,8 @@ class ReplyLadder:
             if _looping("".join(self.continued) + text):
                 return GiveUp("repetition", "the reply was a runaway repetition and was dropped")
             return Accept()
+        if streamed.strip():
+            return Salvage(streamed)
         return self._empty(reply, earlier_text, housekeeping_only, after_tools)
 
     def _cut(self, reply: ModelResponse, text: str) -> Verdict:

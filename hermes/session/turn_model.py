@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from actors import ActorContext
@@ -55,6 +56,7 @@ from .ladders import (
     ReplyLadder,
     Retry,
     Runaway,
+    Salvage,
 )
 from .outcome import TurnEnd
 
@@ -91,6 +93,8 @@ class TurnModel:
         self._text_watch = RunawayWatch()
         self._tool_watch = RunawayWatch()
         self._runaway: Runaway | None = None
+        self._voided = ""
+        """Text an attempt of the current call streamed before it failed (and was retried)."""
 
     async def _reply(self, tool_choice: str | None = None) -> ModelResponse | None:
         """One reply through the ladders (``ladders.py``); None when they ended the turn."""
@@ -116,10 +120,17 @@ class TurnModel:
                 housekeeping_only=bool(self._tools_since) and self._tools_since <= HOUSEKEEPING,
                 after_tools=last is not None
                 and any(isinstance(b, ToolResultBlock) for b in last.content),
+                streamed=self._voided,
             )
             if isinstance(verdict, Accept):
                 assert isinstance(reply, ModelResponse)
                 return reply
+            if isinstance(verdict, Salvage):
+                assert isinstance(reply, ModelResponse)
+                why = "the reply was empty: the text a dropped attempt streamed stands"
+                self.deps.hub.publish(ev.ReplyRecovering(self.number, "salvage", why))
+                message = Message("assistant", (TextBlock(verdict.text),))
+                return attrs.evolve(reply, message=message, stop_reason="end_turn")
             if isinstance(reply, ModelResponse) and not isinstance(verdict, Continue | Feed):
                 self._usage = self._usage + reply.usage  # dropped, but paid for
             action = type(verdict).__name__.lower()
@@ -195,7 +206,7 @@ class TurnModel:
             if self.controls.interrupted:
                 return None
             request = self._request(tool_choice, ladder)
-            self._partial = []
+            self._partial, self._voided = [], ""
             self._watch_reset()
             self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
             with trio.CancelScope() as scope:
@@ -249,6 +260,8 @@ class TurnModel:
         elif isinstance(event, ThinkingDelta):
             hub.publish(ev.ThinkingDelta(self.number, event.thinking))
         elif isinstance(event, AttemptFailed):
+            voided = "".join(self._partial)
+            self._voided = voided if voided.strip() else self._voided
             self._partial = []
             self._watch_reset()
             hub.publish(ev.RequestRetried(self.number, event.attempt, event.reason, event.delay))

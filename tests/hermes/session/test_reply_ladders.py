@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from actors import ActorSystem
-from hermes.fake import FakeProvider, Reply, Text, Thinking, ToolUse
+from hermes.fake import FakeProvider, Reply, Reset, Text, Thinking, ToolUse
 from hermes.model import ModelClient, RetryPolicy
 from hermes.session import (
     SessionConfig,
@@ -200,6 +200,21 @@ async def test_a_thinking_only_reply_is_fed_back(
     transcript = await store.load(session.id)
     assert_valid(transcript)
     assert [m.text() for m in transcript.messages] == ["write it", "", THINKING_NUDGE, "forty-two"]
+
+
+async def test_text_streamed_before_a_dropped_connection_is_the_answer(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient
+) -> None:
+    # Events 1-3: message_start, ping, the text block's start; 4-5 the two deltas.
+    dropped = Reply.of(Text(deltas=("The answer ", "is 42.")), fault=Reset(after=5))
+    fake.enqueue(dropped, Reply.of())  # the retry comes back empty
+    result, events = await run(session, "what is it?")
+    assert result.reason is TurnEnd.COMPLETED and result.text == "The answer is 42."
+    assert [p.action for p in payloads(events, "ReplyRecovering")] == ["salvage"]
+    assert len(payloads(events, "RequestRetried")) == 1
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    assert [m.text() for m in transcript.messages] == ["what is it?", "The answer is 42."]
 
 
 @pytest.fixture
