@@ -228,6 +228,7 @@ class ContextKeeper:
             raise
         if summary.aborted:  # every message kept; automatic compaction holds off a while
             self.policy.record_abort(trio.current_time())
+            await self._charge(conv, summary.usage)
             self.hub.publish(ev.CompactionSkipped(turn, trigger, summary.detail))
             return None
         messages, method, detail = summary.messages, summary.method, summary.detail
@@ -274,6 +275,17 @@ class ContextKeeper:
         )
         self._publish_usage(turn, after, estimated=True)
         return done
+
+    async def _charge(self, conv: Conversation, usage: Usage) -> None:
+        """Charge what an aborted compaction's summary calls cost (a commit charges its own)."""
+        if usage == Usage():
+            return
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.commit_timeout
+            try:
+                await conv.store.add_usage(conv.session_id, usage)
+            except StoreError as error:
+                log.warning("session %s: charging a summary's usage: %s", conv.session_id, error)
 
     async def _after_failed_commit(self, conv: Conversation, planned: Sequence[Message]) -> None:
         """Reload the transcript after a commit that failed or did not answer (shielded).

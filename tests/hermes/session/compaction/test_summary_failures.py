@@ -19,7 +19,7 @@ import pytest
 import trio
 
 from hermes.compression import CompressionSettings, threshold_tokens
-from hermes.fake import ErrorReply, FakeProvider, Hang, Reply, Truncate
+from hermes.fake import ErrorReply, FakeProvider, Hang, Reply, Truncate, Usage
 from hermes.session import TurnEnd
 from hermes.store import StoreClient
 
@@ -167,3 +167,26 @@ async def test_a_manual_compress_gets_past_the_cooldown(
     assert _main_summaries(fake) == 2
     methods = [c.method for c in await store.list_compactions(session.id)]
     assert methods == ["static", "static", "model"]
+
+
+async def test_an_aborted_compaction_still_charges_its_summary_calls(
+    open_compacting: SessionFactory, fake: FakeProvider, store: StoreClient
+) -> None:
+    cost = Usage(
+        input_tokens=777,
+        output_tokens=333,
+        cache_creation_input_tokens=0,
+        cache_read_input_tokens=0,
+    )
+    fake.when(Reply.of(SUMMARY, stop_reason="max_tokens", usage=cost), predicate=is_summary)
+    session = await open_compacting()
+    with trio.fail_after(30), session.subscribe() as sub:
+        await four_turns_then_big(session, fake)
+        before = (await store.load(session.id)).session.usage
+        fake.enqueue(small("answer 5"))
+        assert (await session.run("question 5")).reason is TurnEnd.COMPLETED
+        await collect_until(sub, "CompactionSkipped")
+        after = (await store.load(session.id)).session.usage
+    # answer 5 (3,000 in, 50 out) and the two cut summaries (aux, then the main model)
+    assert after.input_tokens - before.input_tokens == 3_000 + 2 * 777
+    assert after.output_tokens - before.output_tokens == 50 + 2 * 333
