@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from hermes.daemon.config_schema import BUSY_MODES
+
 from .chat_render import Renderer
 from .chat_state import ChatState
 from .commands import render_tree
@@ -21,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "/steer": "TEXT: add guidance to the running turn",
     "/redirect": "TEXT: stop the turn's current plan and follow TEXT instead",
     "/stop": "interrupt the running turn (soft; also Ctrl+C)",
+    "/busy": "[interrupt | queue | steer | reject | rollback]: what a line typed mid-turn does",
     "/cancel": "cancel the running turn at once (hard; Ctrl+C twice)",
     "/compress": "[FOCUS]: compact the context now",
     "/approve": "ID once|session|always|deny: answer an approval request",
@@ -100,7 +103,8 @@ async def switch(ctx: ChatContext, session_id: str) -> None:
 
 async def submit(ctx: ChatContext, text: str) -> None:
     """Send a prompt; say what happened to it when a turn was running."""
-    answer = await ctx.client.call("prompt.submit", session=ctx.state.session, text=text)
+    mode = {"mode": ctx.state.busy_mode} if ctx.state.busy_mode else {}
+    answer = await ctx.client.call("prompt.submit", session=ctx.state.session, text=text, **mode)
     how = answer.get("how")
     if how == "queued":
         ctx.out.note(f"queued: runs after the current turn (position {answer.get('queued')})")
@@ -183,6 +187,18 @@ async def _redirect(ctx: ChatContext, rest: str) -> None:
 
 async def _stop(ctx: ChatContext, rest: str) -> None:
     await _verb(ctx, "interrupt")
+
+
+async def _busy(ctx: ChatContext, rest: str) -> None:
+    """``/busy MODE``: the busy mode of the lines typed from now on (``/busy``: which)."""
+    mode = rest.strip()
+    if not mode:
+        ctx.out.note(f"busy mode: {ctx.state.busy_mode or 'the session default'}")
+    elif mode not in BUSY_MODES:
+        ctx.out.note(f"busy mode {mode!r}: expected one of {', '.join(BUSY_MODES)}")
+    else:
+        ctx.state.busy_mode = mode
+        ctx.out.note(f"busy mode: {mode}")
 
 
 async def _cancel(ctx: ChatContext, rest: str) -> None:
@@ -299,6 +315,7 @@ _HANDLERS = {
     "/steer": _steer,
     "/redirect": _redirect,
     "/stop": _stop,
+    "/busy": _busy,
     "/cancel": _cancel,
     "/compress": _compress,
     "/approve": _approve,

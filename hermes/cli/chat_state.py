@@ -51,6 +51,8 @@ class ChatState:
     interrupts: list[float] = attrs.Factory(list)
     """When Ctrl+C was pressed during the current turn."""
     code: int = 0
+    busy_mode: str | None = None
+    """What a line typed mid-turn does (``/busy``); None: the session's own mode."""
 
     def apply(self, kind: str, payload: dict[str, Any]) -> None:
         """Update from one event (``type`` and ``payload`` of a frame)."""

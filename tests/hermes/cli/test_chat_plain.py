@@ -76,3 +76,16 @@ def test_one_shot_on_a_terminal_renders_with_rich(daemon: Daemon) -> None:
         term.close()
     assert "\x1b[" in term.raw.decode()
     assert "[tool terminal" not in term.text  # the plain lines are not used
+
+
+def test_busy_sets_the_mode_of_the_lines_typed_next(daemon: Daemon) -> None:
+    run = hermes(daemon, "chat", stdin="/busy\n/busy sometimes\n/busy queue\n/busy\nhello\n")
+    assert run.returncode == 0, run.stderr
+    notes = run.stderr
+    assert "[busy mode: the session default]" in notes
+    assert (
+        "[busy mode 'sometimes': expected one of interrupt, queue, steer, reject, rollback]"
+        in notes
+    )
+    assert notes.count("[busy mode: queue]") == 2
+    assert 'You said: "hello"' in run.stdout  # the prompt went with mode queue, and ran
