@@ -8,6 +8,7 @@ makes (a background process, a dangerous command, a flood of deltas).
 from __future__ import annotations
 
 import json
+import random
 import signal
 import socket
 import subprocess
@@ -36,7 +37,16 @@ SLEEPER = "start a background sleeper"
 DANGER = "delete the scratch dir"
 FLOOD = "flood me with text"
 FLOOD_DELTAS = 1500
-FLOOD_DELTA = "x" * 2000
+
+
+def _flood_deltas() -> tuple[str, ...]:
+    """``FLOOD_DELTAS`` deltas of 200 characters of seeded random words: text that never
+    repeats (the runaway-repetition guard would cut a reply of one character over and
+    over) and that compresses as prose does on the wire."""
+    rng = random.Random(7)
+    words = ("the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "on")
+    text = " ".join(rng.choice(words) for _ in range(FLOOD_DELTAS * 60))
+    return tuple(text[i * 200 : (i + 1) * 200] for i in range(FLOOD_DELTAS))
 
 
 def _provider() -> FakeProvider:
@@ -49,7 +59,7 @@ def _provider() -> FakeProvider:
         Reply.of("Deleting.", ToolUse("terminal", {"command": "rm -r ./no-such-scratch-dir"})),
         last_user_text=DANGER,
     )
-    fake.when(Reply.of(Text(deltas=(FLOOD_DELTA,) * FLOOD_DELTAS)), last_user_text=FLOOD)
+    fake.when(Reply.of(Text(deltas=_flood_deltas())), last_user_text=FLOOD)
     return fake
 
 
