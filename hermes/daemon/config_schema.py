@@ -228,6 +228,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "approval_timeout": Key(300.0, _number(0), "seconds to wait for approval", reload=True),
         "yolo": Key(False, _bool, "skip the dangerous-command list", reload=True),
         "load_context_files": Key(True, _bool, "read AGENTS.md and friends", reload=True),
+        "stall_guard": Key(
+            True, _bool, "nudge a reply that announces a next step without a tool call", reload=True
+        ),
+        "verify_on_stop": Key(
+            False, _bool, "send back an answer after code edits with no passing check", reload=True
+        ),
     },
     "compression": {
         "enabled": Key(True, _bool, "compact automatically as the context fills", reload=True),

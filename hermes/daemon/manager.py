@@ -72,6 +72,7 @@ from .session_settings import (
     memory_store,
     process_config,
     review_settings,
+    stop_settings,
     subagent_config,
     tool_registry,
     tool_settings,
@@ -330,6 +331,7 @@ class SessionsManager(Actor):
             compression=compression_settings(config, self.providers.model),
             review=review_settings(config),
             goals=goal_settings(config),
+            stops=stop_settings(config),
             **tool_settings(config),
         )
 

@@ -11,6 +11,7 @@ from hermes.goals import GoalSettings
 from hermes.memory import MemoryLimits, MemoryStore
 from hermes.processes import ProcessConfig
 from hermes.review import ReviewSettings
+from hermes.stopgates import StopSettings
 from hermes.subagents import SubagentConfig
 from hermes.tools import OutputBudget, ToolRegistry, default_registry
 
@@ -54,6 +55,14 @@ def review_settings(config: Config) -> ReviewSettings:
         token_budget=config.get("review", "token_budget"),
         model=model or None,
         idle_delay=config.get("review", "idle_delay"),
+    )
+
+
+def stop_settings(config: Config) -> StopSettings:
+    """``[session] stall_guard`` and ``verify_on_stop``: the turn's stop gates."""
+    return StopSettings(
+        stall_guard=config.get("session", "stall_guard"),
+        verify_on_stop=config.get("session", "verify_on_stop"),
     )
 
 

@@ -14,6 +14,7 @@ from hermes.compression import CompressionSettings
 from hermes.goals import GoalSettings
 from hermes.model.recovery import RecoveryPolicy
 from hermes.review import ReviewSettings
+from hermes.stopgates import StopSettings
 from hermes.tools import OutputBudget
 
 
@@ -128,6 +129,8 @@ class SessionConfig:
     """Background memory reviews (only with a memory store, never when unattended)."""
     goals: GoalSettings = attrs.field(factory=GoalSettings)
     """Standing goals and loops: budget, judge, gates (``hermes.goals``)."""
+    stops: StopSettings = attrs.field(factory=StopSettings)
+    """What a turn's final answer passes first: stall guard, verify-on-stop, late checks."""
 
     def __attrs_post_init__(self) -> None:
         if self.max_tokens >= self.context_window:

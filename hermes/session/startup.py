@@ -22,6 +22,7 @@ from hermes.processes import (
 )
 from hermes.procgroup import GroupLedger
 from hermes.skills import SkillManageTool
+from hermes.stopgates import LateChecks
 from hermes.store import SessionNotFound, StoreClient, StoreError, flag_queries
 from hermes.tools import (
     ApprovalMode,
@@ -141,6 +142,7 @@ def tool_services(
     services: dict[type, object] = {ProcessService: processes, GroupLedger: ledger}
     if deps.memory is not None and not config.unattended:
         services[MemoryService] = LiveMemory(deps.memory)
+    services[LateChecks] = LateChecks()  # late checker verdicts (seed #239)
     if config.checkpoint_dir is not None:
         services[CheckpointService] = CheckpointService(root=config.checkpoint_dir)
     return services

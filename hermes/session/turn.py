@@ -36,6 +36,7 @@ import trio
 
 from actors import MailboxConfig, Overflow, Task
 from hermes.model import Message, ModelClient, ModelError, TextBlock, Usage
+from hermes.stopgates import LateChecks, StopGates, StopNudged
 from hermes.store import StoreError
 from hermes.tools import ToolContext, ToolRegistry
 
@@ -142,6 +143,10 @@ class TurnActor(TurnModel, Task[TurnResult]):
         self._final_text = ""
         self._failure: BaseException | None = None
         self._init_model()
+        checks = deps.tools_ctx.services.get(LateChecks)
+        self._stops = StopGates(
+            deps.config.stops, checks if isinstance(checks, LateChecks) else None
+        )
 
     # -- the task ------------------------------------------------------------------------
 
@@ -228,7 +233,7 @@ class TurnActor(TurnModel, Task[TurnResult]):
         await self._commit_reply(response)
         uses = response.message.tool_uses()
         if not uses:
-            self._end = TurnEnd.COMPLETED
+            await self._stop_gate()
             return
         self._iterations += 1
         self._tools_since.update(u.name for u in uses)
@@ -239,6 +244,18 @@ class TurnActor(TurnModel, Task[TurnResult]):
         finally:
             if batches.stop is not None and self._end is None:
                 self._end, self._detail = batches.stop
+
+    async def _stop_gate(self) -> None:
+        """The final answer passes the stop gates (``hermes.stopgates``), or the turn goes on
+        with a gate's nudge as the next user message (the answer stays, as an interim one)."""
+        messages = self.conv.messages[self.first_seq :]
+        offered = bool(self.deps.registry.specs())
+        nudge = await self._stops.check(self._final_text, messages, offered)
+        if nudge is None:
+            self._end = TurnEnd.COMPLETED
+            return
+        await self.conv.add_user_blocks([TextBlock(nudge.text)])
+        self.deps.hub.publish(StopNudged(self.number, nudge.gate, nudge.text))
 
     async def _final_summary(self) -> None:
         budget = self.deps.config.max_iterations
