@@ -34,7 +34,7 @@ typecheck: $(STAMP)
 ## unit: the tests in TEST_JOBS pytest-xdist workers (TEST_JOBS=0: serially, in one process).
 ## Each test file goes to one worker (module fixtures start once); PYTHONDEVMODE puts the
 ## workers in development mode like -X dev would the main process.
-TEST_JOBS ?= 3
+TEST_JOBS ?= 2
 unit: $(STAMP)
 	PYTHONDEVMODE=1 $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
 		--junitxml=$(VENV)/junit.xml
