@@ -58,9 +58,11 @@ async def _chat(
 
     async with connect(endpoint) as client:
         status = await client.call("daemon.status")
+        since: int | None = None
         if session_id is None:
             title = prompt[:60] if prompt else None
             session_id = (await client.call("session.create", title=title))["id"]
+            since = 0  # what the session said as it started (a BLOCKED context file)
         else:
             await client.call("session.resume", session=session_id)
         state = ChatState(session=session_id, model=str(status.get("model") or ""))
@@ -89,7 +91,7 @@ async def _chat(
             if status["demo"]:
                 out.note(f"offline demo model {status['model']}: set ANTHROPIC_API_KEY for Claude")
             out.note(f"session {session_id}")
-            await client.call("events.subscribe", session=session_id, approvals=True)
+            await client.call("events.subscribe", session=session_id, approvals=True, since=since)
             with contextlib.suppress(GatewayError):
                 await refresh_sessions(ctx)
             return await _run(ctx, prompt, reader, actions)

@@ -38,8 +38,8 @@ class Renderer(Protocol):
 
 
 def context_note(kind: str, payload: dict[str, Any]) -> str | None:
-    """A one-line note for compaction, memory-review, goal and loop events (None: nothing
-    to show)."""
+    """A one-line note for compaction, memory-review, goal, loop and threat-scan events
+    (None: nothing to show)."""
     if kind == "compaction.started":
         return f"\n[compacting the context ({payload['trigger']})...]"
     if kind == "compaction.completed":
@@ -52,6 +52,11 @@ def context_note(kind: str, payload: dict[str, Any]) -> str | None:
         return f"[{payload['output']}]"
     if kind in ("goal.updated", "loop.updated"):
         return f"\n[{payload['message']}]"
+    if kind == "context.blocked":
+        return (
+            f"\n[{payload['effect']}: {payload['what']} ({payload['path']}): the threat scan "
+            f"found {payload['finding']}; hermes skills scan shows more]"
+        )
     if kind == "compaction.skipped":
         return f"[no compaction: {payload['reason']}]"
     if kind == "review.completed" and (payload["added"] or payload["staged"]):

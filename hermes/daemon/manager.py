@@ -81,6 +81,9 @@ from .sessions_view import SessionsView
 from .settings import Settings
 from .workdir import resolve_cwd
 
+ESTOP_FILE = "ESTOP"
+"""``cron_runner.ESTOP_FILE`` (it imports this module: named again, not imported)."""
+
 log = logging.getLogger("hermes.daemon.sessions")
 
 T = TypeVar("T")
@@ -330,7 +333,7 @@ class SessionsManager(Actor):
             context_window=config.get("model", "context_window"),
             compression=compression_settings(config, self.providers.model),
             review=review_settings(config),
-            goals=goal_settings(config),
+            goals=goal_settings(config, data_dir / ESTOP_FILE),  # the emergency stop's file
             stops=stop_settings(config),
             **tool_settings(config),
         )

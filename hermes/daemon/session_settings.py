@@ -66,9 +66,11 @@ def stop_settings(config: Config) -> StopSettings:
     )
 
 
-def goal_settings(config: Config) -> GoalSettings:
-    """``[goals]`` and ``[loops]``: standing goals and loops (``hermes.goals``)."""
+def goal_settings(config: Config, estop_file: Path | None = None) -> GoalSettings:
+    """``[goals]`` and ``[loops]``: standing goals and loops (``hermes.goals``); while
+    ``estop_file`` (the emergency stop's) exists they start no turn."""
     return GoalSettings(
+        estop_file=estop_file,
         max_turns=config.get("goals", "max_turns"),
         judge_model=config.get("goals", "judge_model"),
         judge_timeout=config.get("goals", "judge_timeout"),

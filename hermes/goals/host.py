@@ -40,6 +40,15 @@ class GoalHost:
     attended: bool = True
     """A person drives this session: only then may gates (shell commands) be added."""
 
+    def stopped(self) -> bool:
+        """The emergency stop is on (its file exists)."""
+        estop = self.settings.estop_file
+        return estop is not None and estop.exists()
+
+
+ESTOP_RECHECK = 60.0
+"""Seconds between two looks at the emergency stop by a wakeup or continuation it holds."""
+
 
 class Slot:
     """At most one evaluation task of one kind (the goal's, or the loop's)."""

@@ -39,7 +39,7 @@ from .commands import (
 )
 from .evaluate import Job, Outcome
 from .events import GoalUpdated
-from .host import GoalHost, Slot
+from .host import ESTOP_RECHECK, GoalHost, Slot
 from .judge import Judged, Verdict
 from .looper import Looper, LoopTick
 from .record import (
@@ -176,7 +176,7 @@ class GoalKeeper:
                 self._wait_timer = None
                 goal = self.goal
                 if goal is not None and goal.status is GoalStatus.ACTIVE:
-                    await self._continue(goal, "the wait the judge asked for is over")
+                    await self._continue(goal, goal.last_reason or "the goal goes on")
             case LoopTick():
                 await self.looper.tick(message)
 
@@ -432,9 +432,16 @@ class GoalKeeper:
         await self._send_if_idle(self._continuation(goal, note))
 
     async def _send_if_idle(self, text: str) -> None:
-        """A continuation, unless a turn runs or input waits (its end is judged instead)."""
-        if not self.host.busy():
-            await self._send(text)
+        """A continuation, unless a turn runs or input waits (its end is judged instead);
+        while the emergency stop is on it waits (a ``GoalWake`` looks again)."""
+        if self.host.busy():
+            return
+        if self.host.stopped():
+            self._generation += 1
+            self._wait_timer = self.host.ctx.send_after(ESTOP_RECHECK, GoalWake(self._generation))
+            self._update("goal continuation held: the emergency stop is on (hermes resume)")
+            return
+        await self._send(text)
 
     async def _send(self, text: str) -> int | None:
         """Hand ``text`` to the session; the turn that took it, if one did at once."""

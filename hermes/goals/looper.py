@@ -18,7 +18,7 @@ from actors import Down, Timer
 from .commands import LoopVerb, SetLoop
 from .evaluate import Job, Outcome
 from .events import LoopUpdated
-from .host import GoalHost, Slot
+from .host import ESTOP_RECHECK, GoalHost, Slot
 from .judge import Verdict
 from .loop import SELF_PACED_FLOOR, Loop, format_interval, signals_complete
 from .record import Goal, GoalError
@@ -153,6 +153,10 @@ class Looper:
             return None
         if self.goal_active():
             self._arm(loop.interval)
+            return None
+        if self.host.stopped():
+            self._arm(min(loop.interval, ESTOP_RECHECK))
+            self._publish("active", "loop wakeup put off: the emergency stop is on")
             return None
         loop = self.loop = attrs.evolve(loop, ticks=loop.ticks + 1)
         self._in_flight = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -29,3 +30,6 @@ class GoalSettings:
     loop_min_interval: float = attrs.field(default=30.0, validator=_at_least(0.001))
     loop_max_ticks: int = attrs.field(default=100, validator=_at_least(0))
     """Wakeups before a loop pauses (0: no limit)."""
+    estop_file: Path | None = None
+    """The emergency stop's file (``hermes pause``, seed #218): while it exists no loop
+    wakeup or goal continuation starts a turn; they wait and go on after ``hermes resume``."""

@@ -25,7 +25,7 @@ from typing import Literal
 
 import attrs
 
-from hermes.skills import blocked_notice, scan_text
+from hermes.skills import Blocked, BlockReport, blocked_notice, scan_text
 
 from .errors import AmbiguousMatch, DuplicateEntry, InvalidEntry, MemoryFull, NoMatch, UnsafeEntry
 
@@ -156,15 +156,23 @@ def clean_entry(text: str) -> str:
     return entry
 
 
-def prompt_items(items: list[str], file_name: str) -> list[str]:
+def prompt_items(
+    items: list[str], file_name: str, report: BlockReport | None = None, path: str = ""
+) -> list[str]:
     """``items`` as the system prompt shows them: an entry the scan blocks becomes a
-    ``[BLOCKED: ...]`` note (the file keeps it, so the person can see and remove it)."""
+    ``[BLOCKED: ...]`` note (the file keeps it, so the person can see and remove it);
+    ``report`` is told of each (``path``: the file's)."""
     shown = []
     for number, item in enumerate(items, 1):
         scan = scan_text(item)
-        shown.append(
-            blocked_notice(f"entry {number} of {file_name}", scan) if scan.blocked else item
-        )
+        if not scan.blocked:
+            shown.append(item)
+            continue
+        label = f"entry {number} of {file_name}"
+        notice = blocked_notice(label, scan)
+        shown.append(notice)
+        if report is not None:
+            report(Blocked(f"memory {label}", path or file_name, scan.reason(), notice, "blocked"))
     return shown
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import attrs
 
+from hermes.skills import BlockReport
+
 from .entries import (
     FILE_NAMES,
     KINDS,
@@ -124,13 +126,14 @@ class MemoryStore:
         """The pending proposals, oldest first."""
         return decode(self.pending_path, read_verified(self.pending_path))
 
-    def snapshot(self) -> str | None:
+    def snapshot(self, report: BlockReport | None = None) -> str | None:
         """Both stores as system-prompt text, with headers and usage; ``None`` when both are empty.
 
         The session takes this at start and keeps it (the frozen snapshot) until
         its context is compacted: writes in between show up in the next session,
         or after the next compaction. A store that
-        cannot be read is shown as such instead of failing the session.
+        cannot be read is shown as such instead of failing the session. ``report`` is
+        told of each entry the threat scan blocks.
         """
         sections: list[str] = []
         content = False
@@ -144,7 +147,7 @@ class MemoryStore:
                 continue
             content = content or bool(book.items)
             header = f"## {title} ({name}, {usage_text(book.used(), book.cap)})"
-            shown = render(prompt_items(book.items, name))
+            shown = render(prompt_items(book.items, name, report, str(self.path(kind))))
             sections.append(f"{header}\n{shown or '(empty)'}")
         return "\n\n".join(sections) if content else None
 

@@ -240,6 +240,20 @@ class CompactionSkipped:
 
 
 @attrs.frozen(slots=True)
+class ContextBlocked:
+    """The threat scan kept something out of the session's prompt as it was built (seeds
+    #21, #142, #267): ``what`` (context file, identity, memory entry N of MEMORY.md,
+    project skill NAME), its ``path``, the worst ``finding``, the ``notice`` standing in
+    its place ("" when none does) and the ``effect`` (blocked, quarantined, loaded anyway)."""
+
+    what: str
+    path: str
+    finding: str
+    notice: str
+    effect: str
+
+
+@attrs.frozen(slots=True)
 class ReviewStarted:
     """A background review began (after ``turn``, every ``interval`` user turns)."""
 

@@ -31,6 +31,8 @@ import trio
 from hermes.memory import MemoryStore
 from hermes.model.types import Message, TextBlock
 from hermes.skills import (
+    Blocked,
+    BlockReport,
     SkillLibrary,
     SkillViewTool,
     blocked_notice,
@@ -42,6 +44,7 @@ from hermes.skills import (
 from hermes.tools import ToolRegistry
 
 from .config import SessionConfig
+from .events import ContextBlocked, EventHub
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,8 @@ class PromptParts:
     caller_system: str | None = None
     memory_snapshot: str | None = None
     load_context_files: bool = True
+    report: BlockReport | None = attrs.field(default=None, eq=False)
+    """Told of the context file when the threat scan blocks it."""
 
 
 def build_system_prompt(parts: PromptParts) -> tuple[TextBlock, ...]:
@@ -92,6 +97,8 @@ def build_system_prompt(parts: PromptParts) -> tuple[TextBlock, ...]:
             if scan.blocked:  # seed #21: the whole file gives way to a one-line notice
                 log.warning("context file %s blocked: %s", path, scan.reason())
                 text = blocked_notice(str(path), scan)
+                if parts.report is not None:
+                    parts.report(Blocked("context file", str(path), scan.reason(), text, "blocked"))
             context.append(f"# Project context ({path.name}, from {path.parent})\n\n{text}")
     if parts.caller_system and parts.caller_system.strip():
         context.append(parts.caller_system.strip())
@@ -153,9 +160,10 @@ def find_context_file(cwd: Path) -> tuple[Path, str] | None:
     return None
 
 
-def read_soul(path: Path | None) -> str:
+def read_soul(path: Path | None, report: BlockReport | None = None) -> str:
     """The identity: ``path``'s text (``SOUL.md``) when it exists and is not empty, else the
-    built-in one. The person's own file is threat-scanned, and a hit only logged (seed #19)."""
+    built-in one. The person's own file is threat-scanned, and a hit only logged (seed #19)
+    and, when dangerous, told to ``report`` (it loads anyway)."""
     if path is None:
         return DEFAULT_IDENTITY
     try:
@@ -169,6 +177,8 @@ def read_soul(path: Path | None) -> str:
         log.warning(
             "%s: the threat scan found %s (loaded: it is your own file)", path, scan.reason()
         )
+    if scan.blocked and report is not None:
+        report(Blocked("identity", str(path), scan.reason(), "", "loaded anyway"))
     if len(text) > SOUL_LIMIT:
         cut = len(text) - SOUL_LIMIT
         text = f"{text[:SOUL_LIMIT]}\n\n[... {cut} more characters of {path.name} cut]"
@@ -176,13 +186,17 @@ def read_soul(path: Path | None) -> str:
 
 
 def session_system_prompt(
-    config: SessionConfig, registry: ToolRegistry, memory: MemoryStore | None
+    config: SessionConfig,
+    registry: ToolRegistry,
+    memory: MemoryStore | None,
+    report: BlockReport | None = None,
 ) -> tuple[TextBlock, ...]:
     """A session's system prompt: its settings, its tools' guidance, the memory snapshot.
 
     The snapshot is read here, so at session start and after each compaction,
     never in between. Unattended sessions (subagents) get none: they never see
-    the memory files.
+    the memory files. ``report`` is told of each thing the threat scan kept out
+    (``ContextBlocked`` events, ``BlockedNotices``).
     """
     guidance = tuple(
         f"Tool {tool.name}: {tool.description.splitlines()[0]}"
@@ -191,10 +205,12 @@ def session_system_prompt(
     )
     snapshot = config.memory_snapshot
     if memory is not None and not config.unattended:
-        snapshot = memory.snapshot()
+        snapshot = memory.snapshot(report)
     library = skill_library(registry)
     skills = (
-        system_parts(library, config.cwd, tools=registry.names(), pin=not config.unattended)
+        system_parts(
+            library, config.cwd, tools=registry.names(), pin=not config.unattended, report=report
+        )
         if library is not None
         else ()
     )
@@ -202,14 +218,34 @@ def session_system_prompt(
         PromptParts(
             cwd=config.cwd,
             today=datetime.date.today(),
-            identity=read_soul(None if config.unattended else config.soul_file),
+            identity=read_soul(None if config.unattended else config.soul_file, report),
             tool_guidance=guidance,
             skills=skills,
             caller_system=config.system,
             memory_snapshot=snapshot,
             load_context_files=config.load_context_files,
+            report=report,
         )
     )
+
+
+class BlockedNotices:
+    """Publishes a ``ContextBlocked`` event for each block a prompt build reports, once per
+    session (a rebuild after a compaction does not repeat what the person was told)."""
+
+    def __init__(self, hub: EventHub) -> None:
+        self.hub = hub
+        self.told: set[Blocked] = set()
+
+    def __call__(self, blocked: Blocked) -> None:
+        if blocked in self.told:
+            return
+        self.told.add(blocked)
+        self.hub.publish(
+            ContextBlocked(
+                blocked.what, blocked.path, blocked.finding, blocked.notice, blocked.effect
+            )
+        )
 
 
 def skill_library(registry: ToolRegistry) -> SkillLibrary | None:

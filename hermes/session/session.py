@@ -91,7 +91,7 @@ from .messages import (
     StopSubagent,
 )
 from .outcome import TurnResult
-from .prompt import session_system_prompt
+from .prompt import BlockedNotices, session_system_prompt
 from .prompt_record import PromptRecord
 from .reviews import ReviewDue
 from .startup import (
@@ -170,7 +170,9 @@ class SessionActor(TurnOwner):
         )
         # A function of values, not a bound method: the keeper must not hold the actor
         # (that made every closed session cyclic garbage).
-        build = functools.partial(session_system_prompt, config, self.tools, deps.memory)
+        build = functools.partial(
+            session_system_prompt, config, self.tools, deps.memory, BlockedNotices(self.hub)
+        )
         self.keeper = context_keeper(config, deps, self.tools, self.hub, build)
         self.prompts = PromptRecord(
             deps.store, session_id, config.model, str(config.cwd), config.store_timeout

@@ -15,7 +15,7 @@ from .manage import SkillWriteError, SkillWriter
 from .manage_tool import SkillManageTool
 from .pending import SkillChange
 from .prompt import delta_note, index_of, index_text, pinned_text
-from .scan import Finding, ScanResult, blocked_notice, scan_text
+from .scan import Blocked, BlockReport, Finding, ScanResult, blocked_notice, scan_text
 from .session_skills import system_parts, told_index, user_text
 from .tool import SkillViewTool
 
@@ -23,6 +23,8 @@ __all__ = [
     "BUNDLED_DIR",
     "MAX_SKILL_BYTES",
     "SKILL_FILE",
+    "BlockReport",
+    "Blocked",
     "Finding",
     "Quarantined",
     "ScanResult",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import attrs
@@ -159,3 +159,25 @@ def scan_text(text: str) -> ScanResult:
 def blocked_notice(label: str, result: ScanResult) -> str:
     """What stands in a prompt in place of blocked text."""
     return f"[BLOCKED: {label} was not loaded: the threat scan found {result.reason()}]"
+
+
+@attrs.frozen(slots=True)
+class Blocked:
+    """Something a session's prompt took in that the scan called dangerous, for the person.
+
+    ``what``: ``context file``, ``identity`` (``SOUL.md``), ``memory entry N of
+    MEMORY.md``, ``project skill NAME``; ``notice``: the text that stands in the
+    prompt in its place ("" when nothing does: a quarantined skill is left out
+    of the index, the person's own ``SOUL.md`` loads anyway); ``effect``:
+    ``blocked``, ``quarantined`` or ``loaded anyway``.
+    """
+
+    what: str
+    path: str
+    finding: str
+    notice: str
+    effect: str
+
+
+BlockReport = Callable[[Blocked], None]
+"""Told of each ``Blocked`` as a prompt is built (the session publishes it)."""

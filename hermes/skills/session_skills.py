@@ -28,6 +28,7 @@ from .prompt import (
     index_text,
     pinned_text,
 )
+from .scan import Blocked, BlockReport
 from .usage import record_use
 
 log = logging.getLogger(__name__)
@@ -36,10 +37,20 @@ _LINE = re.compile(r"- ([a-z0-9][a-z0-9-]*): (.*)")
 
 
 def system_parts(
-    library: SkillLibrary, cwd: Path, *, tools: Iterable[str] | None = None, pin: bool = True
+    library: SkillLibrary,
+    cwd: Path,
+    *,
+    tools: Iterable[str] | None = None,
+    pin: bool = True,
+    report: BlockReport | None = None,
 ) -> tuple[str, ...]:
-    """The stable-tier text: the index (names and descriptions), then pinned skills."""
+    """The stable-tier text: the index (names and descriptions), then pinned skills;
+    ``report`` is told of each quarantined project skill."""
     seen = library.look(cwd, tools=tools)
+    if report is not None:
+        for held in seen.quarantined:
+            what = f"project skill {held.name}"
+            report(Blocked(what, str(held.directory), held.scan.reason(), "", "quarantined"))
     parts = []
     index = index_text(index_of(seen.sorted()))
     if index is not None:

@@ -303,3 +303,29 @@ async def test_a_loop_until_judge_ends_it_and_blocked_pauses_it(
     assert "judged unreachable: the cluster was deleted" in events[-1].payload.message
     status = await goal_session.prompt("/loop status")
     assert status.how == "goal"
+
+
+async def test_the_emergency_stop_holds_wakeups_and_continuations(
+    open_session: SessionFactory, fake: FakeProvider, tmp_path: Path
+) -> None:
+    estop = tmp_path / "ESTOP"
+    estop.write_text("set\n")
+    session = await open_session(goals=attrs.evolve(SETTINGS, estop_file=estop))
+    fake.enqueue(Reply.of("queue empty\nLOOP_COMPLETE"))
+    with session.subscribe() as sub:
+        accepted = await session.prompt("/loop 1s check the queue")
+        assert accepted.turn is None  # held: no turn started
+        await until_event(sub, "LoopUpdated", lambda p: "emergency stop is on" in p.message)
+        assert fake.message_requests == []
+        estop.unlink()  # hermes resume
+        await until_event(sub, "LoopUpdated", loop_status("done"))
+    assert len(wakeups(worker_prompts(fake))) == 1
+
+    estop.write_text("set\n")
+    fake.enqueue(Reply.of("step one"))
+    judge_says(fake, verdict("continue", "more to do"))
+    with session.subscribe() as sub:
+        await session.prompt("/goal finish it")  # a person's own prompt still runs
+        events = await until_event(sub, "GoalUpdated", lambda p: "held" in p.message)
+    assert "the emergency stop is on" in events[-1].payload.message
+    assert worker_prompts(fake)[-1] == "finish it"  # no continuation went out
