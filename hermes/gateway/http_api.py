@@ -27,6 +27,7 @@
 | `POST /cron/{job}/{edit,pause,resume,run,rm}` | `cron.*` |
 | `GET /skills[?cwd=]`, `GET /skills/{name}[?cwd=]` | `skills.list`, `skills.show` |
 | `POST /skills/install`, `POST /skills/trust`, `POST /skills/{name}/remove` | `skills.*` |
+| `GET /skills/.pending`, `POST /skills/.pending/{change}/{approve,reject}` | `skills.*` |
 
 Bodies are JSON objects (the method's params), at most ``max_body_bytes``.
 One request per connection (``Connection: close``).
@@ -106,6 +107,7 @@ _STATUS = {
     "memory_error": 500,
     # refused skill operations (hermes/gateway/skills_methods.py)
     "unknown_skill": 404,
+    "unknown_change": 404,
     "skill_exists": 409,
     "skill_locked": 409,
     "invalid_skill": 400,

@@ -1,4 +1,5 @@
-"""``skills.list``, ``skills.show``, ``skills.install``, ``skills.remove``, ``skills.trust``.
+"""``skills.list``, ``skills.show``, ``skills.install``, ``skills.remove``, ``skills.trust``,
+``skills.pending``, ``skills.approve``, ``skills.reject``.
 
 The same operations as ``hermes skills`` (``hermes.skills.views``), on the
 daemon's skill places: ``<data_dir>/skills``, the bundled skills and, for a
@@ -8,7 +9,9 @@ the daemon's machine. ``skills.install`` follows the install policy of seed
 #133 (a threat scan first; ``force`` lifts a caution, never a dangerous
 verdict from outside the bundled skills). ``skills.trust`` edits the config
 file; running sessions keep the list they started with until the daemon
-restarts. File work runs in a worker thread.
+restarts. ``skills.pending``, ``.approve`` and ``.reject`` are ``hermes skills
+pending|approve|reject``: the changes ``[skills] write_approval`` staged in
+``<data_dir>/skills/.pending``. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from hermes.daemon.settings import Settings
 from hermes.daemon.workdir import PATH_LIMIT
 from hermes.skills import SkillLibrary, SkillWriteError
 from hermes.skills.trust import TrustError, set_trust
-from hermes.skills.views import installed, listing, removed, shown
+from hermes.skills.views import decided, installed, listing, removed, shown, staged
 
 from .params import Method, Params
 
 TIMEOUT = 60.0
+PENDING = ".pending"
+"""The HTTP path segment of the staged changes (``/skills/.pending``)."""
 WIRE_CODES = {
     "locked": "skill_locked",
     "exists": "skill_exists",
@@ -40,6 +45,8 @@ WIRE_CODES = {
     "unknown_skill": "unknown_skill",
     "quarantined": "quarantined",
     "io": "skill_error",
+    "unknown_change": "unknown_change",
+    "unreadable": "skill_error",
 }
 """A refused skill operation's reason -> its wire code (``locked`` alone is the memory
 file lock's code already)."""
@@ -121,8 +128,23 @@ def skills_methods(settings: Settings) -> dict[str, Method]:
 
         return await run(change)
 
+    async def pending(p: Params) -> Any:
+        p.done()
+        return await run(lambda: staged(library()))
+
+    def decide(approved: bool) -> Method:
+        async def method(p: Params) -> Any:
+            change = p.text("change", limit=200)
+            p.done()
+            return await run(lambda: decided(library(), change, approved=approved))
+
+        return method
+
     return {
         "skills.list": list_,
+        "skills.pending": pending,
+        "skills.approve": decide(True),
+        "skills.reject": decide(False),
         "skills.show": show,
         "skills.install": install,
         "skills.remove": remove,
@@ -135,8 +157,16 @@ def skills_route(
 ) -> tuple[str, dict[str, Any]] | None:
     """HTTP routes under ``/skills`` (``http_api.py``): ``GET /skills[?cwd=]``,
     ``GET /skills/{name}[?cwd=]``, ``POST /skills/install`` ``{"path", "force"}``,
-    ``POST /skills/trust`` ``{"project", "trusted"}``, ``POST /skills/{name}/remove``."""
+    ``POST /skills/trust`` ``{"project", "trusted"}``, ``POST /skills/{name}/remove``,
+    ``GET /skills/.pending``, ``POST /skills/.pending/{change}/{approve,reject}`` (the
+    dot keeps them apart from a skill's name, which cannot start with one)."""
     where = {} if cwd is None else {"cwd": cwd}
+    if rest[:1] == [PENDING]:
+        if verb == "GET" and len(rest) == 1:
+            return "skills.pending", {}
+        if verb == "POST" and len(rest) == 3 and rest[2] in ("approve", "reject"):
+            return f"skills.{rest[2]}", {"change": rest[1]}
+        return None
     if verb == "GET" and not rest:
         return "skills.list", where
     if verb == "GET" and len(rest) == 1:

@@ -12,6 +12,7 @@ from typing import Any
 from .install import Installed, install, remove
 from .library import SkillLibrary
 from .manage import SkillWriteError
+from .pending import SkillChange, approve, pending, reject
 from .tool import view
 from .usage import read_usage
 
@@ -80,3 +81,29 @@ def installed(library: SkillLibrary, path: Path, *, force: bool) -> dict[str, An
 def removed(library: SkillLibrary, name: str) -> dict[str, Any]:
     """Archive the user skill ``name`` and say where it went."""
     return {"name": name, "archived_to": str(remove(library.user_dir, name))}
+
+
+def staged(library: SkillLibrary) -> dict[str, Any]:
+    """The skill changes waiting for the person (``[skills] write_approval``), oldest first."""
+    changes = []
+    for record in pending(library.user_dir):
+        change = SkillChange.from_plain(record)
+        changes.append(
+            {
+                "id": record["id"],
+                "name": change.name,
+                "what": change.describe(),
+                "origin": record.get("origin", ""),
+                "at": record.get("at"),
+                "new": change.new,
+                "content": change.content,
+                "files": dict(change.files),
+            }
+        )
+    return {"changes": changes, "user_dir": str(library.user_dir)}
+
+
+def decided(library: SkillLibrary, change_id: str, *, approved: bool) -> dict[str, Any]:
+    """Approve (write, every check made again) or reject the staged change ``change_id``."""
+    done = (approve if approved else reject)(library.user_dir, change_id)
+    return {"id": change_id, "approved": approved, "done": done}

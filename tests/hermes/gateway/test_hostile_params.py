@@ -214,6 +214,8 @@ METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "loop.resume": ("session",), "loop.stop": ("session",),
     "skills.list": ("cwd",), "skills.show": ("name", "cwd"), "skills.install": ("path", "force"),
     "skills.remove": ("name",), "skills.trust": ("project", "trusted"),
+    "skills.pending": (), "skills.approve": ("change",), "skills.reject": ("change",),
+    "subagents.pause": (), "subagents.resume": (), "subagents.status": (),
     "checkpoint.list": ("dir",), "checkpoint.diff": ("dir", "number"),
     "checkpoint.restore": ("dir", "number", "session"),
     "events.subscribe": ("session", "since", "epoch", "approvals"),

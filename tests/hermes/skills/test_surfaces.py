@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from hermes.gateway.client import GatewayError, connect
+from hermes.skills.pending import SkillChange, stage
 from hermes.skills.trust import trusted_projects
 from hermes.skills.usage import set_locked
 from tests.hermes.daemon.daemon_proc import CLI_BOUND, Daemon, running_daemon
@@ -100,3 +101,74 @@ async def test_the_http_routes(daemon: Daemon, tmp_path: Path) -> None:
         assert status == 200 and "archived_to" in gone["result"]
         status, error = await ahttp(daemon, "POST", "/skills/web-skill/remove")
         assert status == 404 and error["error"]["code"] == "unknown_skill"
+
+
+def staged(user_dir: Path, name: str, body: str, origin: str = "skill_manage", **files: str) -> str:
+    """Stage the creation of skill ``name`` as ``skill_manage`` would; its id."""
+    content = f"---\nname: {name}\ndescription: Staged {name}\n---\n{body}\n"
+    paths = {f"references/{k}.md": v for k, v in files.items()}
+    return stage(user_dir, SkillChange(name=name, new=True, content=content, files=paths), origin)
+
+
+async def test_pending_changes_over_the_websocket(daemon: Daemon) -> None:
+    """``skills.pending|approve|reject`` do what ``hermes skills pending|approve|reject`` do,
+    on the changes ``[skills] write_approval`` staged in the daemon's skills folder."""
+    user_dir = daemon.paths.data_dir / "skills"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    made = staged(user_dir, "ws-staged", "Run it.", notes="More.")
+    dropped = staged(user_dir, "ws-dropped", "No.", "review of session s-1")
+    clash = staged(user_dir, "ws-staged", "Again.")
+    with trio.fail_after(CLI_BOUND):
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            listed = await client.call("skills.pending")
+            rows = {c["id"]: c for c in listed["changes"]}
+            assert {made, dropped, clash} <= set(rows)
+            assert rows[made]["what"] == "create ws-staged (+ references/notes.md)"
+            assert rows[made]["files"] == {"references/notes.md": "More."}
+            assert rows[dropped]["origin"] == "review of session s-1"
+            assert "Run it." in rows[made]["content"]
+
+            done = await client.call("skills.approve", change=made)
+            assert done == {"id": made, "approved": True, "done": rows[made]["what"]}
+            assert "Run it." in (user_dir / "ws-staged" / "SKILL.md").read_text()
+            assert (user_dir / "ws-staged" / "references" / "notes.md").read_text() == "More."
+            with pytest.raises(GatewayError) as info:  # created meanwhile: refused, kept
+                await client.call("skills.approve", change=clash)
+            assert info.value.code == "skill_exists", info.value
+            assert clash in {c["id"] for c in (await client.call("skills.pending"))["changes"]}
+            rejected = await client.call("skills.reject", change=dropped)
+            assert rejected["approved"] is False and rejected["done"] == "create ws-dropped"
+            assert not (user_dir / "ws-dropped").exists()
+            with pytest.raises(GatewayError) as info:
+                await client.call("skills.reject", change=dropped)
+            assert info.value.code == "unknown_change" and clash in info.value.message
+            with pytest.raises(GatewayError) as info:
+                await client.call("skills.approve", change="../../etc")
+            assert info.value.code == "unknown_change"
+            with pytest.raises(GatewayError) as info:
+                await client.call("skills.approve")
+            assert info.value.code == "invalid_params" and "change" in info.value.message
+            await client.call("skills.reject", change=clash)
+            assert not {made, dropped, clash} & {
+                c["id"] for c in (await client.call("skills.pending"))["changes"]
+            }
+
+
+async def test_pending_changes_over_http(daemon: Daemon) -> None:
+    user_dir = daemon.paths.data_dir / "skills"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    keep = staged(user_dir, "web-staged", "Web.")
+    drop = staged(user_dir, "web-dropped", "No.")
+    with trio.fail_after(CLI_BOUND):
+        status, listed = await ahttp(daemon, "GET", "/skills/.pending")
+        assert status == 200 and {keep, drop} <= {c["id"] for c in listed["result"]["changes"]}
+        status, done = await ahttp(daemon, "POST", f"/skills/.pending/{keep}/approve")
+        assert status == 200 and done["result"]["done"] == "create web-staged"
+        assert (user_dir / "web-staged" / "SKILL.md").is_file()
+        status, done = await ahttp(daemon, "POST", f"/skills/.pending/{drop}/reject")
+        assert status == 200 and done["result"]["approved"] is False
+        assert not (user_dir / "web-dropped").exists()
+        status, error = await ahttp(daemon, "POST", f"/skills/.pending/{drop}/approve")
+        assert status == 404 and error["error"]["code"] == "unknown_change"
+        status, error = await ahttp(daemon, "POST", "/skills/.pending/x/merge")
+        assert status == 404, error
