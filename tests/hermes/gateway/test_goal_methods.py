@@ -126,3 +126,19 @@ async def test_the_cli_sets_shows_and_refuses_goals(daemon: Daemon) -> None:
         )
         assert refused.returncode != 0
         assert "/loop --times N: N must be a number from 1 to 10000" in refused.stderr
+
+
+def test_goal_typed_in_hermes_chat_reaches_the_session(daemon: Daemon) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "hermes", "chat", "--plain"],
+        env=daemon.env,
+        input="/goal status\n/subgoal more tests\n/loop --times x poll\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "[no goal set]" in run.stderr
+    assert "/goal subgoal: there is no goal (set one with /goal TEXT)" in run.stderr
+    assert "unknown command" not in run.stderr
