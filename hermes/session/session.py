@@ -320,7 +320,7 @@ class SessionActor(TurnOwner):
         focus = refine_focus(text)
         if focus is not None and self.reviews.reviewable:  # /refine: a review now (seed #274)
             return await self._refine(focus)
-        if is_slash(text):  # /goal, /subgoal, /loop: the session's own commands
+        if is_slash(text) and not self.config.unattended:  # a person's /goal, /loop...
             answer = await apply_slash(self.goals, self.hub, text)
             return Accepted("goal", answer.turn)
         running = self._running

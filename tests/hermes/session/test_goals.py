@@ -329,3 +329,15 @@ async def test_the_emergency_stop_holds_wakeups_and_continuations(
         events = await until_event(sub, "GoalUpdated", lambda p: "held" in p.message)
     assert "the emergency stop is on" in events[-1].payload.message
     assert worker_prompts(fake)[-1] == "finish it"  # no continuation went out
+
+
+async def test_an_unattended_session_sends_goal_words_to_the_model(
+    open_session: SessionFactory, fake: FakeProvider
+) -> None:
+    session = await open_session(goals=SETTINGS, unattended=True)  # a subagent's
+    fake.enqueue(Reply.of("noted"))
+    with trio.fail_after(20):
+        result = await session.run("/goal take over the daemon")
+    assert result.text == "noted"
+    assert worker_prompts(fake) == ["/goal take over the daemon"]
+    assert judge_bodies(fake) == []
