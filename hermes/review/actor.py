@@ -11,7 +11,8 @@ and loops over model calls and memory-tool calls within its iteration and
 token budgets.
 
 Its writes go to drafts: a ``MemoryDraft`` (adds are kept, replace and remove
-become proposals a person approves later, ``docs/memory.md``) and a
+become proposals a person approves later, ``docs/memory.md``; in a review the
+person asked for with ``/refine``, ``attended``, they are kept too) and a
 ``SkillDraft`` (create, edit, patch and supporting files; with ``[skills]
 write_approval`` its commit stages them for the person, seed #265). Only a
 review that finishes commits the drafts, in one shielded step (in a thread, so a
@@ -82,6 +83,9 @@ class ReviewJob:
     """Skills are due for review (skill_view and skill_manage are offered)."""
     focus: str = ""
     """What the person asked the review to look at (``/refine focus``), given priority."""
+    attended: bool = False
+    """The person asked for it (``/refine``, seed #274): its memory replacements and
+    removals are written when it completes, not staged as proposals."""
 
 
 @attrs.define(slots=True)
@@ -132,7 +136,9 @@ class Reviewer(Task[ReviewOutcome]):
         self.skills = skills if job.skills else None
         self.settings = settings
         self.cost = cost if cost is not None else ReviewCost()
-        self.memory_draft = MemoryDraft(self.memory) if self.memory is not None else None
+        self.memory_draft = (
+            MemoryDraft(self.memory, attended=job.attended) if self.memory is not None else None
+        )
         self.skill_draft = (
             SkillDraft(SkillWriter(self.skills.user_dir), stage=self.skills.write_approval)
             if self.skills is not None
@@ -174,7 +180,10 @@ class Reviewer(Task[ReviewOutcome]):
         other_model = settings.model is not None and settings.model != job.model
         digest = settings.digest_messages if other_model else None
         ask = review_prompt(
-            memory=self.memory is not None, skills=self.skills is not None, focus=job.focus
+            memory=self.memory is not None,
+            skills=self.skills is not None,
+            focus=job.focus,
+            attended=job.attended,
         )
         messages = list(review_messages(job.transcript, digest=digest, ask=ask))
         registry = self.registry
@@ -213,7 +222,7 @@ class Reviewer(Task[ReviewOutcome]):
         # shielded: once it starts, the outcome is recorded even if a kill comes.
         with trio.CancelScope(shield=True):
             memory, skills = await trio.to_thread.run_sync(self._commit)
-        added = len(memory.added) if memory is not None else 0
+        added = len(memory.added) + len(memory.edited) if memory is not None else 0
         staged = len(memory.proposed) if memory is not None else 0
         details = [memory.summary()] if memory is not None else []
         if skills is not None:

@@ -41,12 +41,21 @@ COMBINED_REVIEW_PROMPT = (
 )
 
 
-def review_prompt(*, memory: bool, skills: bool, focus: str = "") -> str:
-    """The ask for a review of memory, skills or both; ``focus`` is the person's (/refine)."""
+ATTENDED_NOTE = (
+    "The person asked for this review: memory replacements and removals you make are "
+    "applied when it completes, not only proposed."
+)
+
+
+def review_prompt(*, memory: bool, skills: bool, focus: str = "", attended: bool = False) -> str:
+    """The ask for a review of memory, skills or both; ``focus`` is the person's (/refine),
+    ``attended`` says the person asked for it (its memory edits are written)."""
     if memory and skills:
         ask = COMBINED_REVIEW_PROMPT
     else:
         ask = SKILL_REVIEW_PROMPT if skills else REVIEW_PROMPT
+    if attended and memory:
+        ask += f"\n\n{ATTENDED_NOTE}"
     if focus:
         ask += f"\n\nThe person asked for this review; give priority to: {focus}"
     return ask

@@ -191,6 +191,7 @@ class ReviewHost:
             memory=memory,
             skills=skills,
             focus=focus or "",
+            attended=focus is not None,
         )
         cost = ReviewCost()
         reviewer = Reviewer(job, self.client, self.memory, self.settings, cost, self.skills)
