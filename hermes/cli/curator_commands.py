@@ -1,8 +1,10 @@
-"""``hermes curator status|run|lock|unlock``: the skills curator, from disk (no daemon needed).
+"""``hermes curator status|run|dismiss|lock|unlock``: the skills curator, from disk (no
+daemon needed).
 
 ``run`` does one pass now (``hermes.skills.curator``) and records it, so the
 daemon's scheduled curator waits a full interval from here; ``status`` shows
-the schedule, the latest pass and the consolidations staged for the person.
+the schedule, the latest pass and the consolidations staged for the person,
+each with its id for ``dismiss``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def curator() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool = False) -> None:
     """When the curator ran and runs next, what it did, and the staged proposals."""
-    from hermes.skills.curator_state import read_state
+    from hermes.skills.curator_state import dismissed_pairs, read_state
     from hermes.skills.usage import read_usage
 
     library, _ = library_and_config()
@@ -50,6 +52,7 @@ def status(as_json: bool = False) -> None:
         "next_run": None if last is None else last + policy.interval,
         "last_report": (state.get("runs") or [None])[-1],
         "proposals": state.get("proposals", []),
+        "dismissed": sorted(sorted(pair) for pair in dismissed_pairs(state)),
         "pending_renames": state.get("renames", {}),
         "stale": sorted(n for n, r in usage.items() if r.get("state") == "stale"),
         "locked": sorted(n for n, r in usage.items() if r.get("locked")),
@@ -73,7 +76,8 @@ def status(as_json: bool = False) -> None:
     click.echo(f"locked: {', '.join(shown['locked']) or 'none'}")
     for proposal in shown["proposals"]:
         click.echo(
-            f"proposed: merge {proposal['merge']} into {proposal['keep']} ({proposal['why']})"
+            f"proposed: merge {proposal['merge']} into {proposal['keep']} ({proposal['why']}); "
+            f"id {proposal['id']}"
         )
 
 
@@ -94,11 +98,29 @@ def run(as_json: bool = False) -> None:
     for name in report.stale:
         click.echo(f"  stale: {name}")
     for proposal in report.proposals:
-        click.echo(f"  proposed: merge {proposal['merge']} into {proposal['keep']}")
+        click.echo(
+            f"  proposed: merge {proposal['merge']} into {proposal['keep']} (id {proposal['id']})"
+        )
     for skill, old, new in report.rewritten:
         click.echo(f"  {skill}: {old} -> {new}")
     for why in report.skipped:
         click.echo(f"  left alone: {why}")
+
+
+@curator.command("dismiss")
+@click.argument("proposal_id")
+def dismiss(proposal_id: str) -> None:
+    """Drop a proposed consolidation (its id: hermes curator status); the pair is not
+    proposed again while both skills exist."""
+    from hermes.skills.curator_state import UnknownProposal
+    from hermes.skills.curator_state import dismiss as dismiss_it
+
+    library, _ = library_and_config()
+    try:
+        gone = dismiss_it(library.user_dir, proposal_id)
+    except UnknownProposal as exc:
+        fail(str(exc))
+    click.echo(f"dismissed: merge {gone['merge']} into {gone['keep']}")
 
 
 @curator.command("lock")

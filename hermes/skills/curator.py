@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from .curator_state import KEPT_RUNS, read_state, write_state
+from .curator_state import KEPT_RUNS, dismissed_pairs, read_state, write_state
 from .format import SKILL_FILE, Skill, parse_skill
 from .manage import archive_folder
 from .scan import scan_text
@@ -246,7 +246,9 @@ def _propose(
 ) -> list[dict[str, Any]]:
     live = [p for p in state.get("proposals", []) if isinstance(p, dict)]
     live = [p for p in live if p.get("keep") in skills and p.get("merge") in skills]
-    known = {frozenset((p["keep"], p["merge"])) for p in live}
+    dismissed = {pair for pair in dismissed_pairs(state) if pair <= skills.keys()}
+    state["dismissed"] = sorted(sorted(pair) for pair in dismissed)  # gone skills: forgotten
+    known = {frozenset((p["keep"], p["merge"])) for p in live} | dismissed
     new: list[dict[str, Any]] = []
     for first, second, score in near_duplicates(list(skills.values()), policy.similarity):
         if frozenset((first.name, second.name)) in known:

@@ -1,12 +1,14 @@
 """``<user skills>/.curator.json``: what the curator keeps between passes.
 
 ``{"last_run": unix time, "runs": [report, ...] (the latest 10), "proposals":
-[consolidation, ...], "renames": {"old": "new", ...}}``. ``renames`` are the
-skills renamed since the last pass (``skill_manage rename``); the next pass
-rewrites the references to them and clears them. ``proposals`` are
-consolidations staged for the person: the curator never merges skills
-itself. An unreadable file reads as empty (logged). Writers hold the skills
-lock (``usage.skills_lock``).
+[consolidation, ...], "dismissed": [[name, name], ...], "renames": {"old":
+"new", ...}}``. ``renames`` are the skills renamed since the last pass
+(``skill_manage rename``); the next pass rewrites the references to them and
+clears them. ``proposals`` are consolidations staged for the person: the
+curator never merges skills itself. ``dismissed`` are the pairs the person
+dismissed (``hermes curator dismiss ID``): never proposed again while both
+skills exist. An unreadable file reads as empty (logged). Writers hold the
+skills lock (``usage.skills_lock``).
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .usage import write_atomic
+from .usage import skills_lock, write_atomic
 
 log = logging.getLogger(__name__)
 
 STATE_FILE = ".curator.json"
 KEPT_RUNS = 10
+
+
+class UnknownProposal(LookupError):
+    """No staged curator proposal has that id (the message names the staged ones)."""
 
 
 def read_state(user_dir: Path) -> dict[str, Any]:
@@ -63,3 +69,33 @@ def note_rename(user_dir: Path, old: str, new: str) -> None:
     renames.pop(new, None)
     state["renames"] = renames
     write_state(user_dir, state)
+
+
+def dismissed_pairs(state: dict[str, Any]) -> set[frozenset[str]]:
+    """The pairs of skill names the person dismissed (malformed items are left out)."""
+    pairs = state.get("dismissed")
+    if not isinstance(pairs, list):
+        return set()
+    return {
+        frozenset(p)
+        for p in pairs
+        if isinstance(p, list) and len(p) == 2 and all(isinstance(n, str) for n in p)
+    }
+
+
+def dismiss(user_dir: Path, proposal_id: str) -> dict[str, Any]:
+    """Drop the staged consolidation ``proposal_id`` and remember its pair, so later passes
+    do not propose it again; the proposal. ``UnknownProposal`` names the staged ids."""
+    with skills_lock(user_dir):
+        state = read_state(user_dir)
+        proposals = [p for p in state.get("proposals", []) if isinstance(p, dict)]
+        found = next((p for p in proposals if p.get("id") == proposal_id), None)
+        if found is None:
+            known = ", ".join(str(p.get("id")) for p in proposals) or "none"
+            raise UnknownProposal(f"no curator proposal {proposal_id[:100]!r} (proposed: {known})")
+        state["proposals"] = [p for p in proposals if p is not found]
+        pair = frozenset((str(found.get("keep")), str(found.get("merge"))))
+        pairs = dismissed_pairs(state) | {pair}
+        state["dismissed"] = sorted(sorted(p) for p in pairs)
+        write_state(user_dir, state)
+    return found

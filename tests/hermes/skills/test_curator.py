@@ -15,7 +15,7 @@ from actors import ActorSystem
 from hermes.skills import SkillLibrary, SkillViewTool, SkillWriteError, SkillWriter, curator_actor
 from hermes.skills.curator import DAY, CuratorPolicy, curate
 from hermes.skills.curator_actor import Curator, CuratorStatus, RunCurator
-from hermes.skills.curator_state import read_state
+from hermes.skills.curator_state import UnknownProposal, dismiss, read_state
 from hermes.skills.usage import read_usage, set_locked, write_usage
 from hermes.tools import ToolContext
 
@@ -108,6 +108,43 @@ def test_near_duplicates_are_proposed_once_and_never_merged(user_dir: Path) -> N
     again = curate(user_dir, CuratorPolicy(), now=EPOCH + DAY)
     assert again.proposals == ()  # already staged
     assert [p["id"] for p in read_state(user_dir)["proposals"]] == [proposal["id"]]
+
+
+def test_a_dismissed_proposal_is_not_proposed_again_while_both_skills_exist(
+    user_dir: Path,
+) -> None:
+    agent_skill(user_dir, "deploy-site", 1, description="Deploy the web site", body=DEPLOY)
+    agent_skill(user_dir, "site-deploy", 1, description="Deploy the web site", body=DEPLOY)
+    (proposal,) = curate(user_dir, CuratorPolicy(), now=EPOCH).proposals
+    with pytest.raises(
+        UnknownProposal, match=rf"no curator proposal 'merge-x' \(proposed: {proposal['id']}\)"
+    ):
+        dismiss(user_dir, "merge-x")
+    assert dismiss(user_dir, proposal["id"]) == proposal
+    state = read_state(user_dir)
+    assert state["proposals"] == [] and state["dismissed"] == [["deploy-site", "site-deploy"]]
+    assert curate(user_dir, CuratorPolicy(), now=EPOCH + DAY).proposals == ()
+    assert read_state(user_dir)["proposals"] == []
+    with pytest.raises(UnknownProposal, match=r"\(proposed: none\)"):
+        dismiss(user_dir, proposal["id"])
+    SkillWriter(user_dir).delete("site-deploy")  # the pair is gone: the dismissal goes too
+    curate(user_dir, CuratorPolicy(), now=EPOCH + 2 * DAY)
+    assert read_state(user_dir)["dismissed"] == []
+
+
+def test_hermes_curator_dismiss(tmp_path: Path, user_dir: Path) -> None:
+    agent_skill(user_dir, "deploy-site", 1, description="Deploy the web site", body=DEPLOY)
+    agent_skill(user_dir, "site-deploy", 1, description="Deploy the web site", body=DEPLOY)
+    (proposal,) = curate(user_dir, CuratorPolicy(), now=EPOCH).proposals
+    shown = _hermes(tmp_path, "status", group="curator").stdout
+    assert f"id {proposal['id']}" in shown
+    wrong = _hermes(tmp_path, "dismiss", "merge-nothing", group="curator")
+    assert wrong.returncode == 1 and proposal["id"] in wrong.stderr
+    done = _hermes(tmp_path, "dismiss", proposal["id"], group="curator")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"dismissed: merge {proposal['merge']} into {proposal['keep']}"
+    status = json.loads(_hermes(tmp_path, "status", "--json", group="curator").stdout)
+    assert status["proposals"] == [] and status["dismissed"] == [["deploy-site", "site-deploy"]]
 
 
 def test_a_rename_is_followed_by_the_other_skills_references(user_dir: Path) -> None:
