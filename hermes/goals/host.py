@@ -39,6 +39,8 @@ class GoalHost:
     """A turn runs or input waits."""
     attended: bool = True
     """A person drives this session: only then may gates (shell commands) be added."""
+    save: Callable[[str | None], Awaitable[None]] | None = None
+    """Keep the goal and loop's state (``persist.dump``) where a restart finds it."""
 
     def stopped(self) -> bool:
         """The emergency stop is on (its file exists)."""

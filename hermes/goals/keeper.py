@@ -27,6 +27,7 @@ import attrs
 
 from actors import Down
 
+from . import persist
 from .commands import (
     Command,
     GateCommand,
@@ -42,6 +43,7 @@ from .events import GoalUpdated
 from .host import ESTOP_RECHECK, GoalHost, Slot
 from .judge import Judged, Verdict
 from .looper import Looper, LoopTick
+from .prompts import CONTINUATION, GATE_FAILED, PAUSE_HINT
 from .record import (
     MAX_PARSE_FAILURES,
     MAX_TRANSPORT_FAILURES,
@@ -60,21 +62,6 @@ WAIT_LIMIT = 1800.0
 STOPPED = ("interrupted", "cancelled")
 BROKEN = ("failed", "halted", "unknown_tools")
 JUDGED = ("completed", "max_iterations")
-
-CONTINUATION = (
-    "[Continuing toward your standing goal: turn {turn} of {budget}]\nGoal: {goal}\n\n"
-    "{criteria}The judge's note on your last reply: {note}\n\n"
-    "Take the next concrete step. If the goal is complete, say so and show the evidence. "
-    "If you are blocked and need the user, say so clearly and stop."
-)
-GATE_FAILED = (
-    "[Continuing toward your standing goal: a quality gate failed]\nGoal: {goal}\n\n"
-    "This gate must pass before the goal can be done, and it failed (attempt {attempt} of "
-    "{retries}):\n  $ {command}\nExit code: {code}\nOutput (tail):\n```\n{output}\n```\n\n"
-    "Fix the problem so the gate passes, then run it again to confirm. If the gate itself "
-    "is wrong or cannot pass, say so and stop."
-)
-PAUSE_HINT = "/goal resume to keep going (the turn budget starts again), /goal clear to stop"
 
 
 @attrs.frozen(slots=True)
@@ -96,11 +83,38 @@ class GoalKeeper:
         """A goal evaluation that waits for the contract's draft to finish."""
         self._generation = 0
         self._wait_timer: object | None = None
+        self._saved: str | None = None
+
+    # -- persistence ---------------------------------------------------------------------
+
+    async def restore(self, text: str | None) -> None:
+        """Take the state a previous incarnation saved (``persist.load``: a goal comes back
+        paused, a loop as it was, its next wakeup armed)."""
+        self.goal, loop = persist.load(text)
+        self._saved = text
+        if self.goal is not None and self.goal.paused_reason == persist.RESTARTED:
+            self._update(f"goal paused: {persist.RESTARTED}. {PAUSE_HINT}")
+        await self.looper.restore(loop)
+        await self._persist()
+
+    async def _persist(self) -> None:
+        """Save the state when it changed since the last save."""
+        save = self.host.save
+        state = persist.dump(self.goal, self.looper.loop)
+        if save is not None and state != self._saved:
+            await save(state)
+            self._saved = state
 
     # -- the session's calls -------------------------------------------------------------
 
     async def handle(self, command: Command) -> GoalAnswer:
         """Apply one command (``GoalError`` names what was wrong)."""
+        try:
+            return await self._handle(command)
+        finally:
+            await self._persist()
+
+    async def _handle(self, command: Command) -> GoalAnswer:
         match command:
             case SetGoal():
                 return await self._set(command)
@@ -134,6 +148,10 @@ class GoalKeeper:
 
     async def turn_ended(self, turn: int, reason: str, text: str) -> None:
         """A turn ended (``reason``: its ``TurnEnd`` value): judge it when it counts."""
+        await self._turn_ended(turn, reason, text)
+        await self._persist()
+
+    async def _turn_ended(self, turn: int, reason: str, text: str) -> None:
         await self.looper.turn_ended(turn, reason, text)
         goal = self.goal
         if goal is None or goal.status is not GoalStatus.ACTIVE or turn <= goal.since_turn:
@@ -153,6 +171,10 @@ class GoalKeeper:
         return self._slot.owns(down) or self.looper.owns(down)
 
     async def on_down(self, down: Down) -> None:
+        await self._on_down(down)
+        await self._persist()
+
+    async def _on_down(self, down: Down) -> None:
         if self.looper.owns(down):
             await self.looper.on_down()
             return
@@ -171,6 +193,10 @@ class GoalKeeper:
 
     async def signal(self, message: object) -> None:
         """A timer of the keeper's fired."""
+        await self._signal(message)
+        await self._persist()
+
+    async def _signal(self, message: object) -> None:
         match message:
             case GoalWake(generation=generation) if generation == self._generation:
                 self._wait_timer = None

@@ -117,6 +117,12 @@ class Looper:
     def owns(self, down: Down) -> bool:
         return self._slot.owns(down)
 
+    async def restore(self, loop: Loop | None) -> None:
+        """A loop a previous incarnation ran: an active one wakes again after its interval."""
+        self.loop = loop
+        if loop is not None and loop.status == "active":
+            self._arm(loop.interval)
+
     async def on_down(self) -> None:
         job, outcome = await self._slot.outcome()
         loop = self.loop

@@ -4,12 +4,15 @@
 session as callbacks that hold the session weakly (a closed session must not
 be cyclic garbage): its turn number, whether it is busy, and a way to hand it
 machine input (goal continuations and loop wakeups travel that road: they
-never interrupt a turn). ``apply`` runs one command and turns a ``GoalError``
-into the session's ``InvalidInput`` (``invalid_params`` on the wire).
+never interrupt a turn), and a way to save its state in the store after each
+change (``restore_goals`` reads it back when the session starts). ``apply``
+runs one command and turns a ``GoalError`` into the session's ``InvalidInput``
+(``invalid_params`` on the wire).
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from typing import TYPE_CHECKING
 
@@ -22,6 +25,8 @@ from hermes.goals import (
     GoalReplied,
     parse_slash,
 )
+from hermes.store import StoreError
+from hermes.store.goal_queries import LoadGoals, SaveGoals
 
 from .errors import InvalidInput, SessionClosed
 from .events import EventHub
@@ -29,6 +34,8 @@ from .messages import MachineInput
 
 if TYPE_CHECKING:
     from .turns import TurnOwner
+
+log = logging.getLogger(__name__)
 
 
 def goal_keeper(owner: TurnOwner) -> GoalKeeper:
@@ -47,6 +54,15 @@ def goal_keeper(owner: TurnOwner) -> GoalKeeper:
             MachineInput(source, text, on_delivered=on_delivered)  # type: ignore[arg-type]
         )
 
+    store, session_id, timeout = owner.deps.store, owner.session_id, config.store_timeout
+
+    async def save(state: str | None) -> None:
+        assert session_id is not None
+        try:
+            await store.request(SaveGoals(session_id, state), timeout=timeout)
+        except StoreError as error:
+            log.warning("session %s: its goal was not saved: %s", session_id, error)
+
     def busy() -> bool:
         s = session()
         return s._running is not None or len(s.queue) > 0
@@ -63,8 +79,24 @@ def goal_keeper(owner: TurnOwner) -> GoalKeeper:
         turn_number=lambda: session().turn_number,
         busy=busy,
         attended=not config.unattended,
+        save=save,
     )
     return GoalKeeper(host)
+
+
+async def restore_goals(owner: TurnOwner) -> None:
+    """Give the keeper what the session's previous incarnation saved (a goal comes back
+    paused, a loop goes on); a store that cannot be read leaves it empty (logged)."""
+    assert owner.session_id is not None
+    try:
+        state = await owner.deps.store.request(
+            LoadGoals(owner.session_id), timeout=owner.config.store_timeout
+        )
+    except StoreError as error:
+        log.warning("session %s: its goal could not be read: %s", owner.session_id, error)
+        return
+    if state is not None:
+        await owner.goals.restore(state)
 
 
 async def apply(keeper: GoalKeeper, command: Command) -> GoalAnswer:

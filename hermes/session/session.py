@@ -67,7 +67,7 @@ from .errors import (
     SessionClosed,
     SessionError,
 )
-from .goal_link import apply, apply_slash, goal_keeper
+from .goal_link import apply, apply_slash, goal_keeper, restore_goals
 from .inputs import InputQueue, PendingInput, checked_text
 from .messages import (
     Accepted,
@@ -199,6 +199,7 @@ class SessionActor(TurnOwner):
         )
         await self._start_children()
         self.goals = goal_keeper(self)
+        await restore_goals(self)
 
     def _set_mcp_server(self, server: str, on: bool) -> tuple[str, ...]:
         """Offer (or stop offering) an MCP server's tools here; the servers now off.

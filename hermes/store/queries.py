@@ -29,6 +29,7 @@ from . import (  # noqa: F401  (imported for their operations, registered as the
     delegation_queries,
     event_queries,
     flag_queries,
+    goal_queries,
     process_queries,
     prompt_queries,
     session_queries,

@@ -286,6 +286,12 @@ CREATE TABLE session_prompts (
 ) WITHOUT ROWID;
 """
 
+_V12 = """
+CREATE TABLE session_goals (
+    session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions (id),
+    state TEXT NOT NULL
+) WITHOUT ROWID;
+"""
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -298,6 +304,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "scheduled jobs and their runs (cron)", _V9),
     Migration(10, "cron jobs' pre-run script, delivery target and origin; runs' delivery", _V10),
     Migration(11, "the system prompt each session sends (reused on resume)", _V11),
+    Migration(12, "a session's standing goal and loop (they survive restarts)", _V12),
 )
 """Every schema change ever made, in order; append, never edit."""
 

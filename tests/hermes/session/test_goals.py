@@ -18,6 +18,8 @@ import trio
 from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.goals import GoalSettings, GoalVerb, SetGoal
 from hermes.session import InvalidInput, SessionHandle, Subscriber
+from hermes.store import StoreClient
+from hermes.store.goal_queries import LoadGoals
 
 from .conftest import SessionFactory
 from .helpers import body_texts
@@ -341,3 +343,34 @@ async def test_an_unattended_session_sends_goal_words_to_the_model(
     assert result.text == "noted"
     assert worker_prompts(fake) == ["/goal take over the daemon"]
     assert judge_bodies(fake) == []
+
+
+async def test_a_goal_and_a_loop_outlive_the_session_actor(
+    open_session: SessionFactory, fake: FakeProvider, store: StoreClient
+) -> None:
+    fake.enqueue(Reply.of("tick"), Reply.of("step one"))
+    judge_says(fake, verdict("wait", "the build runs", wait_seconds=3600))
+    first = await open_session(goals=SETTINGS)
+    with first.subscribe() as sub:
+        await first.prompt("/loop 2h check the backups --times 5")
+        await until_event(sub, "TurnCompleted")
+        await first.prompt("/goal finish the migration\nverify: make migrate")
+        await first.prompt("/subgoal keep the old API")
+        await until_event(sub, "GoalUpdated", lambda p: p.verdict == "wait")  # still active
+    session_id = first.id
+    await first.close()
+    stored = await store.request(LoadGoals(session_id))
+    assert stored is not None and "finish the migration" in stored
+
+    again = await open_session(session_id, goals=SETTINGS)
+    answer = await again.goal(GoalVerb("status"))
+    assert answer.goal is not None and answer.goal["status"] == "paused"
+    assert answer.goal["paused_reason"] == "the session restarted"
+    assert answer.goal["contract"]["verification"] == "make migrate"
+    assert answer.goal["subgoals"] == ["keep the old API"]
+    assert answer.loop is not None and answer.loop["status"] == "active"
+    assert answer.loop["ticks"] == 1 and answer.loop["times"] == 5
+    cleared = await again.goal(GoalVerb("clear"))
+    assert cleared.goal is None
+    await again.prompt("/loop stop")
+    assert await store.request(LoadGoals(session_id)) is None
