@@ -3,8 +3,9 @@
 ``ConnectionActor`` (``server.py``) hands it the WebSocket once the token is
 checked. Its reader admits requests (``requests_in_flight``, and control requests
 by a semaphore of their own), one task per request except ``INLINE`` ones; its
-writer drains the ``OutQueue`` (control answers in the urgent lane) within
-``write_timeout`` per frame; its event pumps follow the subscriptions.
+writer drains the ``OutQueue`` (control answers in the urgent lane), the frames
+queued at the time in one write (``ws_batch.py``), within ``write_timeout`` a
+write; its event pumps follow the subscriptions.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from hermes.session.events import EventsLost
 from . import protocol
 from .coalesce import next_events
 from .methods import error_code
-from .outqueue import OutQueue
+from .outqueue import OutQueue, size_of
 from .replay import from_store, ring_frame
+from .ws_batch import BATCH_BYTES, send_frames
 
 if TYPE_CHECKING:
     from .server import Shared
@@ -138,29 +140,32 @@ class WsClient:
                 data = await out.get()
             except trio.EndOfChannel:
                 break
-            while True:
-                self.sending = True
-                with trio.CancelScope(deadline=trio.current_time() + self.write_timeout) as scope:
-                    self.send_scope = scope
-                    await self.ws.send_message(data)
-                self.send_scope = None
-                self.sending = False
-                if scope.cancelled_caught:
-                    log.warning(
-                        "%s: client took no byte in %g s; disconnecting",
-                        self.path,
-                        self.write_timeout,
-                    )
-                    self.sending = True  # the connection is in an unknown state: no more frames
-                    with trio.move_on_after(1.0):
-                        await self.ws.aclose(1008, "too slow")
-                    return
+            # Frames already queued go out in the same write, without another wait on the
+            # queue: each wait and each write is a scheduler pass, a few ms on a loaded daemon.
+            batch, size = [data], size_of(data)
+            while size < BATCH_BYTES:
                 try:
-                    # Frames already queued go out without another wait on the queue:
-                    # each wait is a scheduler pass, a few ms on a loaded daemon.
                     data = out.get_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
+                batch.append(data)
+                size += size_of(data)
+            self.sending = True
+            with trio.CancelScope(deadline=trio.current_time() + self.write_timeout) as scope:
+                self.send_scope = scope
+                await send_frames(self.ws, batch)
+            self.send_scope = None
+            self.sending = False
+            if scope.cancelled_caught:
+                log.warning(
+                    "%s: client took no byte in %g s; disconnecting",
+                    self.path,
+                    self.write_timeout,
+                )
+                self.sending = True  # the connection is in an unknown state: no more frames
+                with trio.move_on_after(1.0):
+                    await self.ws.aclose(1008, "too slow")
+                return
         if self.closing is not None:
             with trio.move_on_after(1.0):
                 await self.ws.aclose(*self.closing)
