@@ -88,7 +88,7 @@ class ModelClient:
         sink = on_event or _ignore
         deadline = trio.current_time() + self.retry.deadline
         models = (request.model, *[m for m in self.fallback_models if m != request.model])
-        stale_after = self.stale.timeout(estimate_tokens(request))
+        stale_after = self.stale.timeout(estimate_tokens(request, self._wire))
         attempts = 0
         malformed = 0
         last: ModelError | None = None

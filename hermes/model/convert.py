@@ -127,7 +127,7 @@ def _message_wire(message: Message, mark: int = -1) -> dict[str, Any]:
 class _Encoded(weakref.ref[Message]):
     """A cache entry: a weak reference to the message, carrying its JSON."""
 
-    __slots__ = ("data", "key")
+    __slots__ = ("chars", "data", "key")
 
     def __new__(
         cls, message: Message, callback: Callable[[_Encoded], None], key: int, data: bytes
@@ -139,6 +139,8 @@ class _Encoded(weakref.ref[Message]):
     ) -> None:
         self.key = key
         self.data = data
+        self.chars = -1
+        """``message_chars`` of the message, once asked for (-1: not yet)."""
 
 
 PARTS_KEPT = 64
@@ -174,6 +176,15 @@ class WireCache:
         data = _dumps(_message_wire(message))
         self._entries[key] = _Encoded(message, self._forget, key, data)
         return data
+
+    def chars(self, message: Message) -> int:
+        """``message_chars(message)``, counted once for a message the cache holds."""
+        entry = self._entries.get(id(message))
+        if entry is None or entry() is not message:
+            return message_chars(message)
+        if entry.chars < 0:
+            entry.chars = message_chars(message)
+        return entry.chars
 
     def encoded(self, key: tuple[Any, ...], wire: Callable[[Any], Any]) -> bytes:
         """``wire(key)`` as JSON, reused while the same tuple comes back (a session's
@@ -247,18 +258,30 @@ def _tools_wire(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
     ]
 
 
-def estimate_tokens(request: ModelRequest) -> int:
-    """A rough prompt size (4 characters a token) for timeouts before the first reply."""
+def estimate_tokens(request: ModelRequest, cache: WireCache | None = None) -> int:
+    """A rough prompt size (4 characters a token) for timeouts before the first reply.
+
+    With ``cache``, each message the cache holds is counted once, not at every
+    request of its session (the whole history is re-sent each time).
+    """
     chars = sum(len(b.text) for b in request.system)
+    count = message_chars if cache is None else cache.chars
     for message in request.messages:
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                chars += len(block.text)
-            elif isinstance(block, ToolResultBlock):
-                chars += len(block.content) if isinstance(block.content, str) else 200
-            elif isinstance(block, ToolUseBlock):
-                chars += len(json.dumps(block.input))
+        chars += count(message)
     return chars // 4
+
+
+def message_chars(message: Message) -> int:
+    """The characters ``estimate_tokens`` counts for one message."""
+    chars = 0
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            chars += len(block.text)
+        elif isinstance(block, ToolResultBlock):
+            chars += len(block.content) if isinstance(block.content, str) else 200
+        elif isinstance(block, ToolUseBlock):
+            chars += len(json.dumps(block.input))
+    return chars
 
 
 def _usage(raw: Any, base: Usage | None = None) -> Usage:

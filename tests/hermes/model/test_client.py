@@ -52,7 +52,13 @@ from hermes.model import (
     ToolUseBlock,
     ToolUseComplete,
 )
-from hermes.model.convert import WireCache, request_body, request_params
+from hermes.model.convert import (
+    WireCache,
+    estimate_tokens,
+    message_chars,
+    request_body,
+    request_params,
+)
 
 KEY = "test-key"
 FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01, deadline=10)
@@ -449,3 +455,19 @@ def test_system_and_tools_are_encoded_once_per_tuple() -> None:
     assert json.loads(tools) == json.loads(body)["tools"]
     # Another tuple with equal content is encoded anew (identity, not equality).
     assert cache.encoded((*request.tools,), lambda t: [t[0].name]) == b'["terminal"]'
+
+
+def test_the_prompt_estimate_counts_a_cached_message_once() -> None:
+    cache = WireCache()
+    request = _rich_request(Message.user("one"))
+    assert estimate_tokens(request, cache) == estimate_tokens(request) > 0  # nothing cached
+    request_body(request, "m", cache)
+    held_ones = [m for m in request.messages if id(m) in cache._entries]
+    assert held_ones and all(cache._entries[id(m)].chars == -1 for m in held_ones)
+    assert estimate_tokens(request, cache) == estimate_tokens(request)
+    assert all(cache._entries[id(m)].chars == message_chars(m) for m in held_ones)
+    # A held message's count is kept: counted again, it would not be this made-up number.
+    held = request.messages[0]
+    cache._entries[id(held)].chars = 10_000
+    assert cache.chars(held) == 10_000
+    assert estimate_tokens(request, cache) > estimate_tokens(request)
