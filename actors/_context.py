@@ -111,6 +111,15 @@ class ActorContext:
         self._cell.request_stop(reason or ExitReason.normal())
 
     @property
+    def kill_reason(self) -> ExitReason | None:
+        """The reason this actor is being killed with (``ActorRef.kill``), None if it is not.
+
+        For work that settles in a shielded step after a kill and wants to say why
+        (a one-shot task: the owner passes its words as the reason's ``detail``).
+        """
+        return self._cell._kill_reason
+
+    @property
     def trap_exits(self) -> bool:
         return self._cell.trap_exits
 

@@ -28,7 +28,11 @@ as a ``Task[R]`` subclass whose ``run()`` is the body::
   exception when it crashed, or ``TaskCancelled`` when it was stopped or
   killed before the body returned. A body that had returned keeps its value
   even if a kill came before the actor finished exiting (the reply was
-  already sent, as an Erlang task's reply message would be).
+  already sent, as an Erlang task's reply message would be). A body that
+  settles after a kill (in a shielded step) may read why from
+  ``ctx.kill_reason`` and return a value all the same: a kill is
+  level-triggered, so the actor still exits with the kill's reason, and
+  ``result()`` gives the value.
 - Spawned from an actor it is a child linked to its owner (``link=False``
   leaves the owner alive when it crashes: it learns it from ``result()``);
   its owner stopping stops it. ``task_spec`` in ``supervisors`` makes it a

@@ -34,3 +34,17 @@ class TurnResult:
     usage: Usage = attrs.field(factory=Usage)
     first_seq: int = 0
     """Seq of the message the turn's prompt went into."""
+    undelivered: tuple[str, ...] = ()
+    """Steers the turn could not deliver; the session runs them as the next input."""
+    compacted: bool = False
+    """The transcript was compacted during the turn (it cannot be rolled back then)."""
+    context_used: int = 0
+    """Tokens of the context as of the turn's latest reply (0: it had none)."""
+
+
+class TurnCrashed(Exception):
+    """A turn's crash, carrying what its settle step recorded (its ``result``)."""
+
+    def __init__(self, result: TurnResult) -> None:
+        super().__init__(result.detail)
+        self.result = result

@@ -24,9 +24,10 @@ transcript: text already streamed is kept and marked, every requested tool
 call has exactly one result, and nothing the store lacks is kept in memory.
 The ``TurnResult`` is the task's result (``TaskRef.result``), which the session
 awaits when a monitor tells it the turn exited. A killed or crashed turn has
-no result, but it still settles: what it settled to, the steers it could not
-deliver and whether it compacted are in the ``TurnProgress`` its session lent
-it.
+no exit value of its own, but it still settles, and returns what it settled
+to all the same (a crash raises ``TurnCrashed`` carrying it): the steers it
+could not deliver and whether it compacted are in that ``TurnResult`` too.
+Why its session killed it is the kill's reason (``ActorContext.kill_reason``).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from __future__ import annotations
 import attrs
 import trio
 
-from actors import MailboxConfig, Overflow, Task
-from hermes.model import Message, ModelClient, ModelError, TextBlock, Usage
+from actors import ExitKind, MailboxConfig, Overflow, Task
+from hermes.model import ModelClient, ModelError, TextBlock, Usage
 from hermes.stopgates import LateChecks, StopGates, StopNudged
 from hermes.store import StoreError
 from hermes.tools import ToolContext, ToolRegistry
@@ -47,7 +48,7 @@ from .config import SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation, text_of
-from .outcome import TurnEnd, TurnResult
+from .outcome import TurnCrashed, TurnEnd, TurnResult
 from .turn_model import TurnModel
 
 
@@ -77,32 +78,6 @@ class StartCompaction:
     focus: str | None = None
 
 
-@attrs.define(slots=True)
-class TurnProgress:
-    """What a turn leaves its session however it ends (lent by the session at spawn).
-
-    A killed or crashed turn returns no value, yet it settles the transcript and
-    knows how: the session reads ``settled`` then, and ``undelivered`` and
-    ``compacted`` after every turn.
-    """
-
-    start_len: int
-    """Length of the transcript before the turn (a rollback truncates to it)."""
-    start_last: Message | None
-    """The last message before the turn (a prompt may be merged into it)."""
-    undelivered: list[str] = attrs.field(factory=list)
-    """Steers the turn could not deliver; the session runs them as the next input."""
-    compacted: bool = False
-    """The transcript was compacted during the turn (it cannot be rolled back then)."""
-    settled: TurnResult | None = None
-    """How the turn ended, once its settle step has recorded it (also after a kill)."""
-
-    @classmethod
-    def before(cls, conversation: Conversation) -> TurnProgress:
-        """The progress of a turn about to start on ``conversation``."""
-        return cls(conversation.next_seq, conversation.last)
-
-
 BUDGET_NOTE = (
     "[The iteration budget of {n} tool-using steps for this turn is spent. Do not call "
     "tools. Answer now: summarise what was done, what was found, and what remains.]"
@@ -123,7 +98,6 @@ class TurnActor(TurnModel, Task[TurnResult]):
         deps: TurnDeps,
         conversation: Conversation,
         controls: TurnControls,
-        progress: TurnProgress,
         start: StartTurn | StartCompaction,
     ) -> None:
         self.number = number
@@ -131,8 +105,11 @@ class TurnActor(TurnModel, Task[TurnResult]):
         self.deps = deps
         self.conv = conversation
         self.controls = controls
-        self.progress = progress
         self.start = start
+        self.undelivered: list[str] = []
+        """Steers it could not deliver (given back in its ``TurnResult``)."""
+        self.compacted = False
+        self._settled: TurnResult | None = None
         self.first_seq = conversation.next_seq
         self._iterations = 0
         self._usage = Usage()
@@ -151,37 +128,44 @@ class TurnActor(TurnModel, Task[TurnResult]):
     # -- the task ------------------------------------------------------------------------
 
     async def run(self) -> TurnResult:
-        start = self.start
+        """The turn's body; its ``TurnResult`` however it ends.
+
+        A killed turn (cancelled) still settles and returns how (the kill is
+        level-triggered: it goes on at the next checkpoint, and a value returned
+        before the exit stands, ``actors.Task``); a crash settles too and raises
+        ``TurnCrashed`` carrying the result.
+        """
         self.deps.approvals.turn = self.number
+        failure: BaseException | None = None
         try:
-            if isinstance(start, StartCompaction):
-                await self._compact_only(start.focus)
-            else:
-                self._batches = TurnBatches(
-                    self.number,
-                    self.deps,
-                    self.conv,
-                    self.controls,
-                    self.ctx,
-                    self.progress.undelivered,
-                )
-                await self._run()
+            await self._body()
         except BaseException as exc:
-            self._failure = exc
-            raise
+            failure = self._failure = exc
+        try:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + self.deps.config.settle_timeout
+                await self._settle()
         finally:
-            try:
-                with trio.CancelScope(shield=True) as scope:
-                    scope.deadline = trio.current_time() + self.deps.config.settle_timeout
-                    await self._settle()
-            finally:
-                # Its traceback's frames hold this actor: kept, every cancelled turn
-                # (stream, cell, mailbox, ~300 objects) was garbage only the cyclic
-                # collector could free, behind the daemon's young-generation pauses.
-                self._failure = None
-        settled = self.progress.settled
+            # Its traceback's frames hold this actor: kept, every cancelled turn
+            # (stream, cell, mailbox, ~300 objects) was garbage only the cyclic
+            # collector could free, behind the daemon's young-generation pauses.
+            self._failure = None
+        settled = self._settled
         assert settled is not None  # ``_record`` runs in the settle step's ``finally``
+        if failure is not None and not _only_cancelled(failure):
+            raise TurnCrashed(settled) from failure
+        failure = None
         return settled
+
+    async def _body(self) -> None:
+        start = self.start
+        if isinstance(start, StartCompaction):
+            await self._compact_only(start.focus)
+        else:
+            self._batches = TurnBatches(
+                self.number, self.deps, self.conv, self.controls, self.ctx, self.undelivered
+            )
+            await self._run()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -219,7 +203,7 @@ class TurnActor(TurnModel, Task[TurnResult]):
         if done is None:
             self._detail = "nothing was compacted"
             return
-        self.progress.compacted = True
+        self.compacted = True
         self._usage = self._usage + done.usage
         self._detail = (
             f"compacted {done.messages_before} messages ({done.tokens_before} tokens) into "
@@ -271,7 +255,7 @@ class TurnActor(TurnModel, Task[TurnResult]):
 
     async def _settle(self) -> None:
         """Leave the transcript valid whatever happened; record the outcome (shielded)."""
-        cancel_reason = self.controls.cancel_reason
+        cancel_reason = self._cancel_reason()
         cancelled = self._end is None and cancel_reason is not None
         reason = cancel_reason or "the turn stopped"
         self.deps.approvals.deny_all()
@@ -296,13 +280,20 @@ class TurnActor(TurnModel, Task[TurnResult]):
             if isinstance(error, trio.Cancelled):
                 raise
         finally:
-            self.progress.undelivered.extend(self.controls.take_steers())
-            self.progress.undelivered.extend(self.controls.take_redirects())
-            self._record(cancelled)
+            self.undelivered.extend(self.controls.take_steers())
+            self.undelivered.extend(self.controls.take_redirects())
+            self._record(cancel_reason if cancelled else None)
 
-    def _record(self, cancelled: bool) -> None:
-        if cancelled:
-            end, detail = TurnEnd.CANCELLED, self.controls.cancel_reason or ""
+    def _cancel_reason(self) -> str | None:
+        """Why its session killed it: the words of the kill's reason (``_stop_turn``)."""
+        kill = self.ctx.kill_reason
+        if kill is not None and kill.kind is ExitKind.CANCELLED and kill.detail:
+            return kill.detail
+        return None
+
+    def _record(self, cancelled: str | None) -> None:
+        if cancelled is not None:
+            end, detail = TurnEnd.CANCELLED, cancelled
         elif self._end is None and _only_cancelled(self._failure):
             end, detail = TurnEnd.CANCELLED, "the turn was killed (by hand, or its session stops)"
         elif self._end is None:
@@ -313,7 +304,7 @@ class TurnActor(TurnModel, Task[TurnResult]):
             end, detail = self._end, self._detail
         if end is TurnEnd.INTERRUPTED and not detail:
             detail = self.controls.interrupt_reason
-        self.progress.settled = TurnResult(
+        self._settled = TurnResult(
             self.number,
             end,
             self._final_text,
@@ -321,6 +312,9 @@ class TurnActor(TurnModel, Task[TurnResult]):
             self._iterations,
             self._usage,
             self.first_seq,
+            tuple(self.undelivered),
+            self.compacted,
+            self.controls.context_used,
         )
 
 

@@ -61,7 +61,7 @@ from .ladders import (
 from .outcome import TurnEnd
 
 if TYPE_CHECKING:
-    from .turn import TurnDeps, TurnProgress
+    from .turn import TurnDeps
 
 REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 
@@ -73,7 +73,8 @@ class TurnModel:
     deps: TurnDeps
     conv: Conversation
     controls: TurnControls
-    progress: TurnProgress
+    undelivered: list[str]
+    compacted: bool
     ctx: ActorContext
     _iterations: int
     _usage: Usage
@@ -135,7 +136,7 @@ class TurnModel:
                 self._usage = self._usage + reply.usage  # dropped, but paid for
             action = type(verdict).__name__.lower()
             if start is None and isinstance(verdict, Continue | Feed | Nudge):
-                start = (self.conv.next_seq, self.conv.last, self.progress.compacted)
+                start = (self.conv.next_seq, self.conv.last, self.compacted)
             match verdict:
                 case Continue() | Feed():
                     assert isinstance(reply, ModelResponse)
@@ -160,7 +161,7 @@ class TurnModel:
                     self._detail = "an empty reply after housekeeping: the earlier text stands"
                     return None
                 case GiveUp(reason=reason, detail=detail):
-                    if start is not None and self.progress.compacted == start[2]:
+                    if start is not None and self.compacted == start[2]:
                         await self.conv.rollback_to(start[0], start[1])  # rows still there
                     self._end, self._detail, self._final_text = TurnEnd.FAILED, detail, ""
                     self.deps.hub.publish(ev.ErrorOccurred(self.number, reason, detail))
@@ -189,7 +190,7 @@ class TurnModel:
                 done = await keeper.before_request(self.conv, self.ctx, self.number)
         if done is None:
             return False
-        self.progress.compacted = True
+        self.compacted = True
         self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
         return True
 
@@ -240,7 +241,7 @@ class TurnModel:
             marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
             await self._commit_partial(marker)
             if not redirects or self.controls.interrupted:
-                self.progress.undelivered.extend(redirects)
+                self.undelivered.extend(redirects)
                 return None
             text = "\n".join(redirects)
             seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
@@ -341,7 +342,7 @@ class TurnModel:
         try:
             seq = await self.conv.add_user_blocks([steer_block(s) for s in steers])
         except BaseException:
-            self.progress.undelivered.extend(steers)
+            self.undelivered.extend(steers)
             raise
         for text in steers:
             self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))

@@ -18,9 +18,9 @@ import logging
 import attrs
 import trio
 
-from actors import Actor, Reply
+from actors import Actor, ExitReason, Reply
 from hermes.goals import GoalKeeper
-from hermes.model import TextBlock, Usage
+from hermes.model import Message, TextBlock, Usage
 from hermes.store import StoreError
 from hermes.tools import ToolContext
 
@@ -40,7 +40,7 @@ from .prompt_record import PromptRecord
 from .reviews import ReviewHost
 from .task_child import TaskChild
 from .tool_view import SessionTools
-from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps, TurnProgress
+from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps
 from .turn_end import repair, turn_result
 
 log = logging.getLogger(__name__)
@@ -48,11 +48,12 @@ log = logging.getLogger(__name__)
 
 @attrs.define(slots=True, kw_only=True)
 class RunningTurn:
-    """The session's running turn: its task, what it was lent, who waits for its end."""
+    """The session's running turn: its task, its controls, who waits for its end."""
 
     number: int
     task: TaskChild[TurnResult]
-    progress: TurnProgress
+    start: tuple[int, Message | None]
+    """The transcript's length before the turn and its last message (a rollback's target)."""
     controls: TurnControls
     waiters: list[Reply]
     from_user: bool
@@ -162,13 +163,13 @@ class TurnOwner(Actor):
             tools_ctx=self.tools_ctx,
             approvals=self.approvals,
         )
-        progress = TurnProgress.before(self.conversation)
-        actor = TurnActor(number, prompt, deps, self.conversation, controls, progress, start)
+        before = (self.conversation.next_seq, self.conversation.last)
+        actor = TurnActor(number, prompt, deps, self.conversation, controls, start)
         task = await TaskChild.start(self.ctx, actor, name=f"turn-{number}", monitored=True)
         self._running = RunningTurn(
             number=number,
             task=task,
-            progress=progress,
+            start=before,
             controls=controls,
             waiters=[item.waiter] if item is not None and item.waiter is not None else [],
             from_user=item is not None and item.delivered is None,
@@ -182,28 +183,26 @@ class TurnOwner(Actor):
         running = self._running
         if running is None:
             return None
-        running.controls.cancel_reason = reason
         self.approvals.deny_all()
-        await running.task.ref.kill()
+        await running.task.ref.kill(ExitReason.cancelled(by=self.ctx.path, detail=reason))
         return await self._turn_ended(rollback=rollback, resume_queue=False)
 
     async def _turn_ended(self, *, rollback: bool = False, resume_queue: bool = True) -> TurnResult:
         running = self._running
         assert running is not None
         self._running = None
-        result = await turn_result(running.number, running.task, running.progress)
+        result = await turn_result(running.number, running.task)
         if running.task.ref.is_alive:
             # Reported unkillable: it may still settle, and must not write over the
             # transcript the session carries on with.
             self.conversation = self.conversation.revoke(f"turn {running.number} outlived its stop")
         self.usage = self.usage + result.usage
-        self.context_used = running.controls.context_used or self.context_used
+        self.context_used = result.context_used or self.context_used
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.store_timeout
-            result = await repair(
-                self.conversation, self.keeper, self.hub, running.progress, result, rollback
-            )
-        self.queue.hand_back([*running.progress.undelivered, *running.controls.take_steers()])
+            back = running.start if rollback else None
+            result = await repair(self.conversation, self.keeper, self.hub, result, back)
+        self.queue.hand_back([*result.undelivered, *running.controls.take_steers()])
         for waiter in running.waiters:
             waiter.send(result)
         self.hub.publish(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from actors import (
     Down,
     Exit,
     ExitKind,
+    ExitReason,
     Task,
     TaskCancelled,
     TaskFailed,
@@ -209,6 +211,36 @@ async def test_a_kill_or_stop_mid_run_cancels_the_body_and_result_says_so(
             await task.result()
     assert caught.value.reason == reason and caught.value.path == "/gate"
     assert not isinstance(caught.value, TaskFailed)
+
+
+class Settling(Task[str]):
+    """Waits; when killed, settles in a shielded step and returns why it was killed."""
+
+    def __init__(self) -> None:
+        self.started = trio.Event()
+
+    async def run(self) -> str:
+        assert self.ctx.kill_reason is None
+        self.started.set()
+        with contextlib.suppress(trio.Cancelled):  # level-triggered: it goes on after
+            await trio.sleep_forever()
+        with trio.CancelScope(shield=True):
+            await trio.lowlevel.checkpoint()
+        kill = self.ctx.kill_reason
+        assert kill is not None
+        return f"settled: {kill.detail}"
+
+
+async def test_a_killed_task_reads_the_kills_reason_and_a_value_it_returns_stands(
+    system: ActorSystem,
+) -> None:
+    body = Settling()
+    with trio.fail_after(10):
+        task = await system.spawn_task(body, name="settling")
+        await body.started.wait()
+        reason = await task.kill(ExitReason.cancelled(by="/owner", detail="replaced"))
+        assert reason.kind is ExitKind.CANCELLED and reason.detail == "replaced"
+        assert await task.result() == "settled: replaced"
 
 
 async def test_a_body_that_ignores_its_kill_makes_the_task_unkillable(
