@@ -47,6 +47,7 @@ from .requests import (
     AddUsage,
     AppendMessages,
     ClaimProcess,
+    ClaimWriter,
     Compact,
     CreateSession,
     EndSession,
@@ -158,9 +159,13 @@ class StoreClient:
         except MailboxFull:
             return False
 
-    def submit_append(self, session_id: str, message: Message, *, expected_seq: int) -> bool:
+    def submit_append(
+        self, session_id: str, message: Message, *, expected_seq: int, writer: int | None = None
+    ) -> bool:
         """``append`` one message without waiting (see ``submit``)."""
-        return self.submit(AppendMessages(session_id, (message,), expected_seq, None))
+        return self.submit(
+            AppendMessages(session_id, (message,), expected_seq, None, writer=writer)
+        )
 
     def submit_process_finish(
         self, process_id: str, status: ProcessRecordStatus, exit_code: int | None = None
@@ -193,11 +198,21 @@ class StoreClient:
         *,
         expected_seq: int | None = None,
         usage: Usage | None = None,
+        writer: int | None = None,
         timeout: float | None = None,
     ) -> AppendResult:
-        """Append messages (durable when this returns) and add ``usage``, in one transaction."""
+        """Append messages (durable when this returns) and add ``usage``, in one transaction.
+
+        ``writer``: the writer epoch it writes under (``claim_writer``), checked if given.
+        """
         batch = (messages,) if isinstance(messages, Message) else tuple(messages)
-        return await self.request(AppendMessages(session_id, batch, expected_seq, usage), timeout)
+        request = AppendMessages(session_id, batch, expected_seq, usage, writer=writer)
+        return await self.request(request, timeout)
+
+    async def claim_writer(self, session_id: str, *, timeout: float | None = None) -> int:
+        """A new writer epoch for the session's transcript: writes under older ones are
+        refused from now on (``StaleWriter``)."""
+        return await self.request(ClaimWriter(session_id), timeout)
 
     async def replace_last(
         self,
@@ -206,14 +221,23 @@ class StoreClient:
         message: Message,
         *,
         usage: Usage | None = None,
+        writer: int | None = None,
         timeout: float | None = None,
     ) -> AppendResult:
         """Rewrite the last message (seq ``seq``), e.g. a tool-results message as results land."""
-        return await self.request(ReplaceLast(session_id, seq, message, usage), timeout)
+        request = ReplaceLast(session_id, seq, message, usage, writer=writer)
+        return await self.request(request, timeout)
 
-    async def truncate(self, session_id: str, keep: int, *, timeout: float | None = None) -> int:
+    async def truncate(
+        self,
+        session_id: str,
+        keep: int,
+        *,
+        writer: int | None = None,
+        timeout: float | None = None,
+    ) -> int:
         """Drop the messages from seq ``keep`` on (a rolled-back turn); returns how many."""
-        return await self.request(Truncate(session_id, keep), timeout)
+        return await self.request(Truncate(session_id, keep, writer=writer), timeout)
 
     async def compact(
         self,
@@ -226,6 +250,7 @@ class StoreClient:
         tokens_before: int = 0,
         tokens_after: int = 0,
         usage: Usage | None = None,
+        writer: int | None = None,
         timeout: float | None = None,
     ) -> CompactionRecord:
         """Replace the transcript (planned on ``expected_count`` rows) with ``messages``.
@@ -241,6 +266,7 @@ class StoreClient:
             tokens_before,
             tokens_after,
             usage,
+            writer=writer,
         )
         return await self.request(request, timeout)
 

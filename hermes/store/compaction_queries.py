@@ -27,6 +27,7 @@ from .session_queries import (
     session_row,
 )
 from .validate import Tail, searchable_text
+from .writer_queries import check_writer
 
 _COLUMNS = (
     "id, session_id, archive_id, created_at, method, focus, messages_before, messages_after, "
@@ -69,6 +70,7 @@ def _check(req: Compact) -> None:
 def compact(conn: apsw.Connection, req: Compact, abort: Abort) -> CompactionRecord:
     op, session_id = req.op, req.session_id
     _check(req)
+    check_writer(conn, op, session_id, req.writer)
     info = open_session_row(conn, op, session_id)
     if info.message_count != req.expected_count:
         raise SeqConflict(

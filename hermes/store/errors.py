@@ -51,6 +51,15 @@ class SeqConflict(StoreError):
         self.actual = actual
 
 
+class StaleWriter(StoreError):
+    """A transcript write carrying a writer epoch that is no longer the session's
+    (``ClaimWriter``): its writer was left behind and must not write any more."""
+
+    def __init__(self, operation: str, detail: str, *, session_id: str, writer: int) -> None:
+        super().__init__(operation, detail, session_id=session_id)
+        self.writer = writer
+
+
 class InvalidRequest(StoreError):
     """A request with a bad argument (empty id, negative limit, empty search query...)."""
 

@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (imported for their operations, registered as the
     process_queries,
     prompt_queries,
     session_queries,
+    writer_queries,
 )
 from .errors import (
     CorruptRecord,
@@ -67,6 +68,7 @@ from .session_queries import (
 )
 from .tails import TailCache
 from .validate import Tail, searchable_text
+from .writer_queries import check_writer
 
 # -- transactions ----------------------------------------------------------------------
 
@@ -231,6 +233,7 @@ def append_messages(
     conn: apsw.Connection, req: AppendMessages, abort: Abort, tails: TailCache | None = None
 ) -> AppendResult:
     op, session_id = req.op, req.session_id
+    check_writer(conn, op, session_id, req.writer)
     messages = tuple(req.messages)
     if not messages:
         raise InvalidRequest(op, "no messages to append", session_id=session_id)
@@ -308,6 +311,7 @@ def _replayed_or_conflict(
 @operation(ReplaceLast)
 def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> AppendResult:
     op, session_id, seq = req.op, req.session_id, req.seq
+    check_writer(conn, op, session_id, req.writer)
     info = open_session_row(conn, op, session_id)
     check_messages(op, session_id, [req.message])
     check_usage(op, req.usage, session_id)
@@ -354,6 +358,7 @@ def replace_last(conn: apsw.Connection, req: ReplaceLast, abort: Abort) -> Appen
 @operation(Truncate)
 def truncate(conn: apsw.Connection, req: Truncate, abort: Abort) -> int:
     op, session_id, keep = req.op, req.session_id, req.keep
+    check_writer(conn, op, session_id, req.writer)
     info = open_session_row(conn, op, session_id)
     if type(keep) is not int or not 0 <= keep <= info.message_count:
         raise InvalidRequest(

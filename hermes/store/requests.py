@@ -94,6 +94,22 @@ class CreateSession(Request[SessionInfo]):
 
 
 @attrs.frozen(slots=True)
+class ClaimWriter(SideWrite[int]):
+    """Make the caller the session's only transcript writer: a new writer epoch.
+
+    Returns the epoch; a write that carries an older one (``writer=``) is refused
+    with ``StaleWriter``. Its owner claims it when it opens the session and again
+    when it leaves a writer behind (a turn that outlived its stop), so the old
+    writer cannot write over the transcript it carries on with. A write that
+    carries no epoch is not checked.
+    """
+
+    op: ClassVar[str] = "claim_writer"
+
+    session_id: str
+
+
+@attrs.frozen(slots=True)
 class AppendMessages(Request[AppendResult]):
     op: ClassVar[str] = "append"
 
@@ -104,6 +120,8 @@ class AppendMessages(Request[AppendResult]):
     same messages are already stored there (then the append is acknowledged)."""
     usage: Usage | None = None
     """Added to the session's usage in the same transaction."""
+    writer: int | None = attrs.field(default=None, kw_only=True)
+    """The writer epoch it writes under (``ClaimWriter``): an old one is a ``StaleWriter``."""
 
     def messages_written(self) -> int:
         return len(self.messages)
@@ -118,6 +136,8 @@ class ReplaceLast(Request[AppendResult]):
     """Must be the seq of the session's last message."""
     message: Message
     usage: Usage | None = None
+    writer: int | None = attrs.field(default=None, kw_only=True)
+    """The writer epoch it writes under (``ClaimWriter``): an old one is a ``StaleWriter``."""
 
     def messages_written(self) -> int:
         return 1
@@ -130,6 +150,8 @@ class Truncate(Request[int]):
     session_id: str
     keep: int
     """How many messages to keep: the ones with ``seq < keep``."""
+    writer: int | None = attrs.field(default=None, kw_only=True)
+    """The writer epoch it writes under (``ClaimWriter``): an old one is a ``StaleWriter``."""
 
 
 @attrs.frozen(slots=True)
@@ -164,6 +186,8 @@ class Compact(Request[CompactionRecord]):
     tokens_after: int = 0
     usage: Usage | None = None
     """What the summary call cost, added to the session's usage in the same transaction."""
+    writer: int | None = attrs.field(default=None, kw_only=True)
+    """The writer epoch it writes under (``ClaimWriter``): an old one is a ``StaleWriter``."""
 
     def messages_written(self) -> int:
         return len(self.messages)

@@ -292,6 +292,10 @@ CREATE TABLE session_goals (
     state TEXT NOT NULL
 ) WITHOUT ROWID;
 """
+
+_V13 = """
+ALTER TABLE sessions ADD COLUMN writer INTEGER NOT NULL DEFAULT 0;
+"""
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -305,6 +309,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "cron jobs' pre-run script, delivery target and origin; runs' delivery", _V10),
     Migration(11, "the system prompt each session sends (reused on resume)", _V11),
     Migration(12, "a session's standing goal and loop (they survive restarts)", _V12),
+    Migration(13, "a transcript's writer epoch (a stale writer is refused)", _V13),
 )
 """Every schema change ever made, in order; append, never edit."""
 
