@@ -33,8 +33,6 @@ class TurnControls:
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
         self.context_used = 0
         """Tokens of the context as of the latest reply (prompt, cache and output)."""
-        self.cancel_reason: str | None = None
-        """Set by the session just before it kills the turn (why, for the transcript)."""
 
     def steer(self, text: str) -> None:
         if len(self.steers) + len(self.redirects) >= self.capacity:

@@ -1,8 +1,12 @@
 """The transcript of one session, in memory and in the store, kept in step.
 
-A ``Conversation`` belongs to one actor at a time: the session when idle, the
-running turn while it runs (the session lends it and takes it back when the
-turn has exited). Every change is written to the store first and applied in
+A ``Conversation`` belongs to one actor. The session has its own; a turn gets a
+working copy (``copy``) it owns while it runs, and gives its messages back as
+part of its task's value, which the session ``adopt``s. Writes carry the
+session's writer epoch (``hermes.store`` refuses an old one with
+``StaleWriter``): when the session leaves a turn behind (reported
+unkillable) it ``claim``s a new one, so that turn's copy can no longer write.
+Every change is written to the store first and applied in
 memory only once the store has it, so memory never holds a row the database
 lacks. A write that failed or was cancelled half-way leaves the two possibly
 apart: the conversation is then *dirty* and ``resync()`` reloads it.
@@ -26,45 +30,49 @@ from hermes.model.types import (
     ToolUseBlock,
     Usage,
 )
-from hermes.store import CompactionRecord, StoreClient, StoreError
-
-
-class ConversationRevoked(StoreError):
-    """A write through a ``Conversation`` its owner took back (see ``revoke``)."""
+from hermes.store import CompactionRecord, StoreClient
 
 
 class Conversation:
     """A session's messages, with the store as the source of truth."""
 
     def __init__(
-        self, store: StoreClient, session_id: str, messages: Sequence[Message] = ()
+        self,
+        store: StoreClient,
+        session_id: str,
+        messages: Sequence[Message] = (),
+        *,
+        writer: int | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
         self.messages: list[Message] = list(messages)
+        self.writer = writer
+        """The writer epoch its writes carry (``StoreClient.claim_writer``; None: unchecked)."""
         self.dirty = False
         """A write may have half-happened: ``resync()`` before trusting ``messages``."""
-        self.revoked: str | None = None
-        """Why this object may no longer write (see ``revoke``)."""
 
-    def revoke(self, reason: str) -> Conversation:
-        """Refuse every later write through this object; return a fresh one (dirty).
+    def copy(self) -> Conversation:
+        """A working copy with its own messages (the same store, session and epoch): the
+        running turn's, which it owns and writes through while it runs."""
+        twin = Conversation(self.store, self.session_id, self.messages, writer=self.writer)
+        twin.dirty = self.dirty
+        return twin
 
-        For a borrower that outlived its turn (reported unkillable, or left behind
-        by a crashed session): it may still try to settle, and must not write over
-        the next owner's transcript. Writes it queued before are in the store's
-        mailbox ahead of the next owner's reload, so the fresh one sees them.
-        """
-        self.revoked = reason
-        fresh = Conversation(self.store, self.session_id, self.messages)
-        fresh.dirty = True
-        return fresh
+    def adopt(self, messages: Sequence[Message] | None, *, dirty: bool) -> None:
+        """Take on the messages a turn left (its copy's, as a value); None when it left
+        none (it never settled): then only a ``resync`` can be trusted."""
+        if messages is None:
+            self.dirty = True
+            return
+        self.messages = list(messages)
+        self.dirty = dirty
 
-    def _check_owner(self, op: str) -> None:
-        if self.revoked is not None:
-            raise ConversationRevoked(
-                op, f"the conversation was taken back ({self.revoked})", session_id=self.session_id
-            )
+    async def claim(self) -> None:
+        """A new writer epoch: every copy made before can no longer write (a turn left
+        behind, still settling, cannot write over what this one carries on with)."""
+        self.writer = await self.store.claim_writer(self.session_id)
+        self.dirty = True  # what it wrote before the claim is in the store, maybe not here
 
     @property
     def next_seq(self) -> int:
@@ -82,9 +90,10 @@ class Conversation:
     async def append(self, message: Message, *, usage: Usage | None = None) -> int:
         """Persist and keep ``message``; returns its seq."""
         seq = self.next_seq
-        self._check_owner("append")
         try:
-            await self.store.append(self.session_id, message, expected_seq=seq, usage=usage)
+            await self.store.append(
+                self.session_id, message, expected_seq=seq, usage=usage, writer=self.writer
+            )
         except BaseException:
             self.dirty = True
             raise
@@ -96,8 +105,10 @@ class Conversation:
         for a turn killed from outside its session. Its seq, or None if
         the write could not be queued (nothing changed then: ``append`` it)."""
         seq = self.next_seq
-        self._check_owner("append")
-        if not self.store.submit_append(self.session_id, message, expected_seq=seq):
+        submitted = self.store.submit_append(
+            self.session_id, message, expected_seq=seq, writer=self.writer
+        )
+        if not submitted:
             return None
         self.messages.append(message)
         return seq
@@ -105,9 +116,10 @@ class Conversation:
     async def replace_last(self, message: Message, *, usage: Usage | None = None) -> int:
         """Persist ``message`` in place of the last one; returns its seq."""
         seq = self.next_seq - 1
-        self._check_owner("replace_last")
         try:
-            await self.store.replace_last(self.session_id, seq, message, usage=usage)
+            await self.store.replace_last(
+                self.session_id, seq, message, usage=usage, writer=self.writer
+            )
         except BaseException:
             self.dirty = True
             raise
@@ -123,9 +135,8 @@ class Conversation:
 
     async def truncate(self, keep: int) -> int:
         """Drop the messages from seq ``keep`` on; returns how many went."""
-        self._check_owner("truncate")
         try:
-            removed = await self.store.truncate(self.session_id, keep)
+            removed = await self.store.truncate(self.session_id, keep, writer=self.writer)
         except BaseException:
             self.dirty = True
             raise
@@ -153,7 +164,6 @@ class Conversation:
         usage: Usage | None = None,
     ) -> CompactionRecord:
         """Replace the whole transcript with its compacted form (the store archives the old)."""
-        self._check_owner("compact")
         try:
             record = await self.store.compact(
                 self.session_id,
@@ -164,6 +174,7 @@ class Conversation:
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
                 usage=usage,
+                writer=self.writer,
             )
         except BaseException:
             self.dirty = True

@@ -6,7 +6,7 @@ import enum
 
 import attrs
 
-from hermes.model import Usage
+from hermes.model import Message, Usage
 
 
 class TurnEnd(enum.Enum):
@@ -42,9 +42,21 @@ class TurnResult:
     """Tokens of the context as of the turn's latest reply (0: it had none)."""
 
 
-class TurnCrashed(Exception):
-    """A turn's crash, carrying what its settle step recorded (its ``result``)."""
+@attrs.frozen(slots=True)
+class TurnDone:
+    """A turn task's value: how it ended and the transcript its own copy ended with."""
 
-    def __init__(self, result: TurnResult) -> None:
-        super().__init__(result.detail)
-        self.result = result
+    result: TurnResult
+    messages: tuple[Message, ...] | None
+    """What the session adopts; None when the turn left nothing to trust (it never
+    settled, or outlived its kill): the session reloads from the store then."""
+    dirty: bool = False
+    """A write of the turn may have half-happened: the session reloads first."""
+
+
+class TurnCrashed(Exception):
+    """A turn's crash, carrying what its settle step recorded (``done``)."""
+
+    def __init__(self, done: TurnDone) -> None:
+        super().__init__(done.result.detail)
+        self.done = done

@@ -1,9 +1,10 @@
 """The session actor: owns a conversation, takes prompts and control verbs.
 
-Idle, the session holds its ``Conversation``. A prompt starts a turn: a
-``TurnActor`` task child named ``turn-<n>`` to which the conversation is lent
-until the turn has exited (the session watches it with a monitor, then takes
-its ``TurnResult`` from the task's result). While a
+The session owns its ``Conversation``. A prompt starts a turn: a
+``TurnActor`` task child named ``turn-<n>`` that owns a working copy of it
+(``Conversation.copy``) while it runs; the session watches it with a monitor,
+then adopts the transcript and takes the ``TurnResult`` that come back as the
+task's value (``TurnDone``). While a
 turn runs the session's mailbox stays free, so steer, redirect, interrupt,
 cancel, approval answers and new prompts are handled at once:
 
@@ -42,7 +43,6 @@ import attrs
 from actors import (
     ActorRef,
     Down,
-    ExitReason,
     MailboxConfig,
     MailboxFull,
     Overflow,
@@ -58,7 +58,6 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .children import ChildOwner, SubagentLink
 from .config import BusyMode, SessionConfig
-from .conversation import Conversation
 from .deps import SessionDeps
 from .errors import (
     InvalidInput,
@@ -229,13 +228,6 @@ class SessionActor(TurnOwner):
             self.tools_ctx = attrs.evolve(
                 self.tools_ctx, services={**self.tools_ctx.services, **services}
             )
-
-    async def on_stop(self, reason: ExitReason) -> None:
-        # A turn left running (reported unkillable) must not write once the next
-        # incarnation owns the transcript. No await: the stop hook may be out of time.
-        conversation: Conversation | None = getattr(self, "conversation", None)
-        if conversation is not None:
-            conversation.revoke(f"session stopped: {reason.describe()}")
 
     # -- the mailbox ---------------------------------------------------------------------
 

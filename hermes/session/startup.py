@@ -72,14 +72,19 @@ async def open_conversation(
             model=config.model, title=config.title, session_id=session_id
         )
         session_id = info.id
+        writer = await store.claim_writer(session_id)
         messages: tuple[Message, ...] = ()
     else:
         if transcript.session.ended:
             await store.reopen_session(transcript.session.id)
         session_id = transcript.session.id
+        # Claimed first, then read: a turn an earlier incarnation left running can no
+        # longer write, so what is read now is the transcript it carries on with.
+        writer = await store.claim_writer(session_id)
+        transcript = await store.load(session_id)
         messages = transcript.messages
         usage = transcript.session.usage
-    conversation = Conversation(store, session_id, messages)
+    conversation = Conversation(store, session_id, messages, writer=writer)
     leftovers = await describe_leftovers(  # foreground commands a dead daemon left
         store, session_id, (use.id for use in open_tool_uses(messages))
     )

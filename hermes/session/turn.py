@@ -1,7 +1,8 @@
 """The turn: one prompt's loop of model calls and tool batches, as a one-shot task.
 
-The session spawns one ``TurnActor`` (an ``actors.Task``) per turn and lends
-it the conversation.
+The session spawns one ``TurnActor`` (an ``actors.Task``) per turn with a
+working copy of its conversation, which the turn owns and writes through; the
+transcript it ends with comes back in its task's value (``TurnDone``).
 The loop: deliver pending steers, call the model, persist the reply; if it
 asked for tools, run the batch (``TurnBatches``, ``batch.py``: each call in a
 tool worker, the results and any steers persisted in the same user message),
@@ -22,12 +23,15 @@ Whatever ends the turn (its own end, a soft interrupt, a hard kill, an
 error), ``_settle`` runs in a shielded, time-bounded scope and leaves a valid
 transcript: text already streamed is kept and marked, every requested tool
 call has exactly one result, and nothing the store lacks is kept in memory.
-The ``TurnResult`` is the task's result (``TaskRef.result``), which the session
-awaits when a monitor tells it the turn exited. A killed or crashed turn has
-no exit value of its own, but it still settles, and returns what it settled
-to all the same (a crash raises ``TurnCrashed`` carrying it): the steers it
-could not deliver and whether it compacted are in that ``TurnResult`` too.
-Why its session killed it is the kill's reason (``ActorContext.kill_reason``).
+The ``TurnDone`` (its ``TurnResult`` and transcript) is the task's result
+(``TaskRef.result``), which the session takes when a monitor tells it the turn
+exited. A killed turn still settles and returns it all the same (a kill is
+level-triggered: the exit stays the kill's); a crashed one raises
+``TurnCrashed`` carrying it. The steers it could not deliver and whether it
+compacted are in the ``TurnResult``; why its session killed it is the kill's
+reason (``ActorContext.kill_reason``). Nothing of the session's is written
+here but through the copy, whose writer epoch goes stale if the session
+leaves the turn behind.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from .config import SessionConfig
 from .context_keeper import ContextKeeper
 from .control import TurnControls
 from .conversation import Conversation, text_of
-from .outcome import TurnCrashed, TurnEnd, TurnResult
+from .outcome import TurnCrashed, TurnDone, TurnEnd, TurnResult
 from .turn_model import TurnModel
 
 
@@ -84,7 +88,7 @@ BUDGET_NOTE = (
 )
 
 
-class TurnActor(TurnModel, Task[TurnResult]):
+class TurnActor(TurnModel, Task[TurnDone]):
     """Runs one turn (or, with ``StartCompaction``, an idle ``/compress``); see the module
     docstring."""
 
@@ -127,8 +131,8 @@ class TurnActor(TurnModel, Task[TurnResult]):
 
     # -- the task ------------------------------------------------------------------------
 
-    async def run(self) -> TurnResult:
-        """The turn's body; its ``TurnResult`` however it ends.
+    async def run(self) -> TurnDone:
+        """The turn's body; its ``TurnDone`` (result and transcript) however it ends.
 
         A killed turn (cancelled) still settles and returns how (the kill is
         level-triggered: it goes on at the next checkpoint, and a value returned
@@ -152,10 +156,11 @@ class TurnActor(TurnModel, Task[TurnResult]):
             self._failure = None
         settled = self._settled
         assert settled is not None  # ``_record`` runs in the settle step's ``finally``
+        done = TurnDone(settled, tuple(self.conv.messages), self.conv.dirty)
         if failure is not None and not _only_cancelled(failure):
-            raise TurnCrashed(settled) from failure
+            raise TurnCrashed(done) from failure
         failure = None
-        return settled
+        return done
 
     async def _body(self) -> None:
         start = self.start

@@ -19,21 +19,21 @@ from hermes.store import StoreError
 from . import events as ev
 from .context_keeper import ContextKeeper
 from .conversation import Conversation
-from .outcome import TurnCrashed, TurnEnd, TurnResult
+from .outcome import TurnCrashed, TurnDone, TurnEnd, TurnResult
 from .task_child import TaskChild
 
 
-async def turn_result(number: int, task: TaskChild[TurnResult]) -> TurnResult:
+async def turn_result(number: int, task: TaskChild[TurnDone]) -> TurnDone:
     """How turn ``number`` ended: its value (a killed turn's too); a crashed one's settled
     result; else (it never settled, or outlived its kill) failed."""
     outcome = await task.exited()
-    if isinstance(outcome, TurnResult):
+    if isinstance(outcome, TurnDone):
         return outcome
     if isinstance(outcome, ExitReason) and isinstance(outcome.error, TurnCrashed):
-        return outcome.error.result
+        return outcome.error.done
     reason = task.ref.exit_reason
     why = reason.describe() if reason is not None else "it did not exit in time"
-    return TurnResult(number, TurnEnd.FAILED, "", f"the turn crashed: {why}")
+    return TurnDone(TurnResult(number, TurnEnd.FAILED, "", f"the turn crashed: {why}"), None)
 
 
 async def repair(

@@ -34,7 +34,7 @@ from .deps import SessionDeps
 from .errors import InvalidInput, QueueFull, SessionBusy, SessionError
 from .inputs import InputQueue, PendingInput
 from .messages import Accepted, MachineInput
-from .outcome import TurnEnd, TurnResult
+from .outcome import TurnDone, TurnEnd, TurnResult
 from .prompt import turn_text
 from .prompt_record import PromptRecord
 from .reviews import ReviewHost
@@ -51,7 +51,7 @@ class RunningTurn:
     """The session's running turn: its task, its controls, who waits for its end."""
 
     number: int
-    task: TaskChild[TurnResult]
+    task: TaskChild[TurnDone]
     start: tuple[int, Message | None]
     """The transcript's length before the turn and its last message (a rollback's target)."""
     controls: TurnControls
@@ -164,7 +164,7 @@ class TurnOwner(Actor):
             approvals=self.approvals,
         )
         before = (self.conversation.next_seq, self.conversation.last)
-        actor = TurnActor(number, prompt, deps, self.conversation, controls, start)
+        actor = TurnActor(number, prompt, deps, self.conversation.copy(), controls, start)
         task = await TaskChild.start(self.ctx, actor, name=f"turn-{number}", monitored=True)
         self._running = RunningTurn(
             number=number,
@@ -191,15 +191,17 @@ class TurnOwner(Actor):
         running = self._running
         assert running is not None
         self._running = None
-        result = await turn_result(running.number, running.task)
-        if running.task.ref.is_alive:
-            # Reported unkillable: it may still settle, and must not write over the
-            # transcript the session carries on with.
-            self.conversation = self.conversation.revoke(f"turn {running.number} outlived its stop")
+        done = await turn_result(running.number, running.task)
+        result = done.result
+        self.conversation.adopt(done.messages, dirty=done.dirty)
         self.usage = self.usage + result.usage
         self.context_used = result.context_used or self.context_used
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.store_timeout
+            if running.task.ref.is_alive:
+                # Reported unkillable: it may still settle, and must not write over
+                # the transcript the session carries on with (its epoch goes stale).
+                await self._claim_transcript(running.number)
             back = running.start if rollback else None
             result = await repair(self.conversation, self.keeper, self.hub, result, back)
         self.queue.hand_back([*result.undelivered, *running.controls.take_steers()])
@@ -220,6 +222,16 @@ class TurnOwner(Actor):
         if due and not self.reviews.schedule(self.ctx, result.turn):
             await self._start_review(result.turn)
         return result
+
+    async def _claim_transcript(self, number: int) -> None:
+        try:
+            await self.conversation.claim()
+        except StoreError as error:
+            self.conversation.dirty = True
+            self.hub.publish(ev.ErrorOccurred(number, "store", str(error)))
+            log.warning(
+                "session %s: could not fence off turn %d: %s", self.session_id, number, error
+            )
 
     def _idle(self) -> bool:
         """No turn, nothing queued, not closed: when a background review may run."""

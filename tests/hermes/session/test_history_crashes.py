@@ -200,7 +200,10 @@ async def test_a_turn_that_outlives_its_stop_cannot_write(tmp_path: Path, stop: 
     on the conversation the session had taken back, racing the session's repair and
     the next turn (a refused write, a dirty idle session, or the next prompt replaced
     by the old turn's results; after a session crash, the restart's repair refused as
-    stale). Now its writes are refused before reaching the store. Without the fix the
+    stale). Now the session claims a new writer epoch when it leaves the turn behind
+    (and a restarted one when it opens the transcript), so the old turn's writes,
+    carrying its copy's epoch, are refused by the store as ``StaleWriter`` (not a
+    ``SeqConflict``: nothing of them is attempted on the transcript). Without the fix the
     store refuses a write in the rollback and crash cases every time; the cancel
     case's race is narrow, so each case also checks the fence itself."""
     async with open_world(tmp_path, kill_grace=0.1) as world:
@@ -215,7 +218,7 @@ async def test_a_turn_that_outlives_its_stop_cannot_write(tmp_path: Path, stop: 
                         break
                 state = await world.handle.state()
                 old_turn = state.turn_path
-                lent = world.incarnations[-1].conversation  # what turn-1 writes through
+                epoch = world.incarnations[-1].conversation.writer  # turn-1's copy's
                 # The next turn is still streaming while the old one settles.
                 world.fake.enqueue(Reply.of(Text(deltas=tuple("abcdefghij")), event_delay=0.1))
                 if stop == "cancel":
@@ -243,9 +246,9 @@ async def test_a_turn_that_outlives_its_stop_cannot_write(tmp_path: Path, stop: 
             session = world.incarnations[-1]
         assert world.recorder.refused == []
         # Whatever the timing of the old turn's settle (the races above are narrow for
-        # a cancel), the conversation it borrowed was fenced off before anyone went on.
-        assert lent.revoked is not None
-        assert session.conversation is not lent
+        # a cancel), its epoch was made stale before anyone went on.
+        assert epoch is not None and session.conversation.writer is not None
+        assert session.conversation.writer > epoch
         assert check_history(transcript.messages, settled=True) == []
         assert not session.conversation.dirty
         assert session.conversation.messages == list(transcript.messages)
