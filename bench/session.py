@@ -257,7 +257,10 @@ REPLAYED = (AppendMessages, ReplaceLast, RecordProcessStart, RecordProcessFinish
 def retarget(request: Request[R], session_id: str, suffix: str) -> Request[R]:
     """The same write, into ``session_id``'s row (a process row under its id + ``suffix``)."""
     if isinstance(request, AppendMessages | ReplaceLast):
-        return cast(Request[R], attrs.evolve(request, session_id=session_id))
+        # The baseline's row has never been claimed (epoch 0): its writes carry that,
+        # so both sides pay the writer-epoch check.
+        writer = None if request.writer is None else 0
+        return cast(Request[R], attrs.evolve(request, session_id=session_id, writer=writer))
     if isinstance(request, RecordProcessStart):
         record = attrs.evolve(request.record, id=request.record.id + suffix, session_id=session_id)
         return cast(Request[R], attrs.evolve(request, record=record))
