@@ -160,12 +160,15 @@ class SessionState:
     turn_path: str | None
     queued: int
     messages: int
+    """The transcript's length as the session holds it: while a turn runs, as it was
+    when the turn started (the turn owns its copy and gives it back when it ends)."""
     usage: Usage
     busy_mode: str
     approvals_waiting: tuple[int, ...]
     closed: bool
     context_tokens: int = 0
-    """Prompt tokens as of the latest reply (estimated after a compaction)."""
+    """Prompt tokens of the transcript the session holds (see ``messages``), anchored on
+    the latest reply (estimated after a compaction)."""
     context_window: int = 0
     reviewing: bool = False
     """A background review is running (any new input cancels it)."""
