@@ -1,10 +1,13 @@
 """The running turn's control panel: steers, redirects and the soft interrupt.
 
 The session owns the verbs' arrival (its mailbox); the running turn reads
-them at its seams. ``TurnControls`` is the hand-off between the two: a
-bounded steer queue (a full queue refuses with ``QueueFull``), the pending
-redirect, the interrupt event (also what tools watch) and the scope of the
-model request in flight, which a redirect or an interrupt cancels.
+them at its seams. ``TurnControls`` is the turn's: a bounded steer queue (a
+full queue refuses with ``QueueFull``), the pending redirect, the interrupt
+event (also what tools watch) and the scope of the model request in flight,
+which a redirect or an interrupt cancels. The session holds only a
+``TurnHandle`` on it: the verbs it may send (steer, redirect, interrupt),
+whether a new prompt may interrupt now, and the steers left over once the
+turn has exited; it reads none of the turn's state.
 """
 
 from __future__ import annotations
@@ -81,3 +84,34 @@ class TurnControls:
             yield
         finally:
             self.holds -= 1
+
+
+class TurnHandle:
+    """The session's side of a running turn's controls: the verbs it sends, nothing more."""
+
+    __slots__ = ("_controls",)
+
+    def __init__(self, controls: TurnControls) -> None:
+        self._controls = controls
+
+    def steer(self, text: str) -> None:
+        """Queue ``text`` for the turn's next seam (``QueueFull`` past the capacity)."""
+        self._controls.steer(text)
+
+    def redirect(self, text: str) -> bool:
+        """Cut the model request in flight and reissue it with ``text``; False (queued as
+        a steer) when none is in flight."""
+        return self._controls.redirect(text)
+
+    def interrupt(self, reason: str) -> None:
+        """Soft-interrupt the turn: it ends at its next seam, ``interrupted``."""
+        self._controls.soft_interrupt(reason)
+
+    @property
+    def interruptible(self) -> bool:
+        """False while the turn holds off interrupts (subagents or compression in flight)."""
+        return self._controls.holds == 0
+
+    def leftovers(self) -> list[str]:
+        """The steers sent after the turn settled (once it has exited): run as input."""
+        return self._controls.take_steers()

@@ -322,7 +322,7 @@ class SessionActor(TurnOwner):
             number = await self._start_turn(PendingInput(text, waiter))
             return Accepted("started", number)
         mode = prompt.mode or self.config.busy_mode
-        if mode is BusyMode.INTERRUPT and running.controls.holds:
+        if mode is BusyMode.INTERRUPT and not running.handle.interruptible:
             mode = BusyMode.QUEUE  # subagents or compression in flight: never cut them off
         if mode is BusyMode.REJECT:
             raise SessionBusy(
@@ -333,10 +333,10 @@ class SessionActor(TurnOwner):
             # interrupt (Hermes): the message redirects the running turn at its next
             # seam; a steer when no model request is in flight (seeds #8, #13, #220)
             how = "steered"
-            if mode is BusyMode.INTERRUPT and running.controls.redirect(text):
+            if mode is BusyMode.INTERRUPT and running.handle.redirect(text):
                 how = "redirected"
             elif mode is BusyMode.STEER:
-                running.controls.steer(text)
+                running.handle.steer(text)
             waiter = self._waiter(prompt.wait)
             if waiter is not None:
                 running.waiters.append(waiter)
@@ -355,20 +355,20 @@ class SessionActor(TurnOwner):
         if self._running is None:
             number = await self._start_turn(PendingInput(text))
             return Accepted("started", number)
-        self._running.controls.steer(text)
+        self._running.handle.steer(text)
         return Accepted("steered", self.turn_number)
 
     def _redirect(self, text: str) -> Accepted:
         text = checked_text(text, "redirect")
         running = self._require_turn("redirect")
-        redirected = running.controls.redirect(text)
+        redirected = running.handle.redirect(text)
         return Accepted("redirected" if redirected else "steered", self.turn_number)
 
     def _interrupt(self, reason: str) -> Accepted:
         if self.subagents.interrupt(reason) and self._running is None:
             return Accepted("interrupting_subagents", None)
         running = self._require_turn("interrupt")
-        running.controls.soft_interrupt(reason)
+        running.handle.interrupt(reason)
         self.approvals.deny_all()
         return Accepted("interrupting", self.turn_number)
 

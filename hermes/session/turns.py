@@ -28,7 +28,7 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .config import BusyMode, SessionConfig
 from .context_keeper import ContextKeeper
-from .control import TurnControls
+from .control import TurnControls, TurnHandle
 from .conversation import Conversation
 from .deps import SessionDeps
 from .errors import InvalidInput, QueueFull, SessionBusy, SessionError
@@ -48,13 +48,13 @@ log = logging.getLogger(__name__)
 
 @attrs.define(slots=True, kw_only=True)
 class RunningTurn:
-    """The session's running turn: its task, its controls, who waits for its end."""
+    """The session's running turn: its task, the handle it steers it by, who waits."""
 
     number: int
     task: TaskChild[TurnDone]
     start: tuple[int, Message | None]
     """The transcript's length before the turn and its last message (a rollback's target)."""
-    controls: TurnControls
+    handle: TurnHandle
     waiters: list[Reply]
     from_user: bool
     """A person's prompt (not machine input, not a compaction job): counts toward reviews."""
@@ -102,7 +102,7 @@ class TurnOwner(Actor):
             return
         if self.config.busy_mode is BusyMode.STEER:
             try:
-                running.controls.steer(item.text)
+                running.handle.steer(item.text)
             except QueueFull:
                 pass
             else:
@@ -170,7 +170,7 @@ class TurnOwner(Actor):
             number=number,
             task=task,
             start=before,
-            controls=controls,
+            handle=TurnHandle(controls),
             waiters=[item.waiter] if item is not None and item.waiter is not None else [],
             from_user=item is not None and item.delivered is None,
         )
@@ -204,7 +204,7 @@ class TurnOwner(Actor):
                 await self._claim_transcript(running.number)
             back = running.start if rollback else None
             result = await repair(self.conversation, self.keeper, self.hub, result, back)
-        self.queue.hand_back([*result.undelivered, *running.controls.take_steers()])
+        self.queue.hand_back([*result.undelivered, *running.handle.leftovers()])
         for waiter in running.waiters:
             waiter.send(result)
         self.hub.publish(
