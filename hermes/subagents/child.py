@@ -6,10 +6,12 @@ A child is an ordinary ``SessionActor`` with:
   parent lacks), minus the blocked ones (``delegate_task`` unless it may
   orchestrate, memory, clarify-style interactive tools...);
 - a focused system prompt (the goal, the parent's context, the workspace),
-  no project context files and no memory;
+  the workspace's project context file (seed #245; never ``SOUL.md``: an
+  unattended session keeps the default identity) and no memory;
 - its own iteration budget (50) and ``unattended`` approvals, so a dangerous
   command is denied: nobody is there to answer;
-- its own subagent host one level deeper when it may orchestrate;
+- its own subagent host one level deeper when it may orchestrate, which code
+  decides from depth alone (seed #243; the model's ``orchestrate`` is ignored);
 - the ``process`` tool with its ``handoff`` action, and the parent as the
   hand-off target: a process it hands over survives it, the rest die with it.
 """
@@ -42,8 +44,11 @@ IDENTITY = (
 
 
 def may_orchestrate(config: SubagentConfig, task: TaskSpec, child_depth: int) -> bool:
-    """Whether a child at ``child_depth`` gets to delegate further."""
-    return config.orchestrator_enabled and task.orchestrate and child_depth < config.max_depth
+    """Whether a child at ``child_depth`` gets to delegate further: orchestrators are
+    enabled and the child is above the bottom level (seed #243). ``task.orchestrate``,
+    the model's request, is ignored, as Hermes ignores the role the model passes."""
+    del task
+    return config.orchestrator_enabled and child_depth < config.max_depth
 
 
 def child_registry(
@@ -88,7 +93,7 @@ def child_config(
         system=f"{IDENTITY}\n\n{focused_prompt(subagent_id, task, parent)}",
         memory_snapshot=None,
         max_iterations=config.max_iterations,
-        load_context_files=False,
+        load_context_files=True,
         unattended=True,
     )
 

@@ -42,7 +42,8 @@ class TaskSpec:
     """Toolset or tool names to offer (intersected with the parent's); None: the parent's."""
     output_schema: Mapping[str, Any] | None = None
     orchestrate: bool = False
-    """Ask for a child that may delegate further (granted only within the depth limit)."""
+    """The model's request for a child that delegates further: parsed, then ignored
+    (seed #243: code decides the role from depth alone, ``child.may_orchestrate``)."""
 
 
 def placeholder_problem(goal: str) -> str | None:

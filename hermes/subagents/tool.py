@@ -30,7 +30,6 @@ _TASK = {
         "context": {"type": "string", "description": "What it needs to know from you."},
         "toolsets": {"type": "array", "items": {"type": "string"}},
         "output_schema": {"type": "object"},
-        "orchestrate": {"type": "boolean"},
     },
     "required": ["goal"],
 }
@@ -62,7 +61,6 @@ class DelegateTaskTool(Tool):
             },
             "output_schema": {"type": "object", "description": "JSON schema of each answer."},
             "background": {"type": "boolean", "default": False},
-            "orchestrate": {"type": "boolean", "default": False},
         },
     }
     kind = ToolKind.OTHER
