@@ -39,8 +39,9 @@ class SubagentProgress:
 
 @attrs.frozen(slots=True)
 class SubagentFinished:
-    """A child ended: ``status`` is completed, failed, interrupted, stalled, timed_out or
-    truncated; ``detail`` says why (a stalled child's last activity...)."""
+    """A child ended: ``status`` is completed, failed, interrupted, stalled or timed_out;
+    ``detail`` says why (a stalled child's last activity, a completed child's step cap
+    or schema miss...)."""
 
     delegation_id: str
     subagent_id: str

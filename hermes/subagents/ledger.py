@@ -16,6 +16,7 @@ import attrs
 import trio
 
 from actors import ActorRef, MonitorRef, Reply
+from hermes.session import TurnEnd
 from hermes.store import StoreClient, StoreError
 
 from .gate import Ticket
@@ -110,6 +111,10 @@ def task_result(
     """What an ended task reports: its status, capped summary, usage, trace and timing."""
     progress = child.progress
     usage = outcome.usage if outcome is not None else None
+    end = outcome.end if outcome is not None and status is TaskStatus.COMPLETED else None
+    schema_valid = None
+    if end is TurnEnd.COMPLETED and outcome is not None and child.task.output_schema is not None:
+        schema_valid = outcome.output_error is None
     return TaskResult(
         subagent_id=child.id,
         goal=child.task.goal,
@@ -123,6 +128,8 @@ def task_result(
         tool_calls=progress.tool_calls,
         handed_over=tuple(progress.handed_over),
         output=outcome.output if outcome is not None else None,
+        schema_valid=schema_valid,
+        truncated=end is TurnEnd.MAX_ITERATIONS,
         full_text_path=full_text_path,
         **({"usage": usage} if usage is not None else {}),
     )

@@ -4,9 +4,10 @@ Status mapping (Hermes' ``exit_reason`` plus our supervisor's verdicts):
 
 | child turn / supervisor | status |
 |---|---|
-| completed with a non-empty answer (valid JSON when a schema was asked) | ``completed`` |
-| completed with nothing to say, failed, halted, unknown tools, invalid output | ``failed`` |
-| the iteration cap (a final summary was still asked for) | ``truncated`` |
+| completed with a non-empty answer | ``completed`` |
+| ...whose output still misses the schema after the retry | ``completed``, ``schema_valid`` false |
+| the iteration cap, with the final summary it was still asked for | ``completed``, ``truncated`` |
+| no answer, failed, halted, unknown tools | ``failed`` |
 | interrupted, cancelled, stopped by its owner or a stop of the parent | ``interrupted`` |
 | cancelled by the supervisor for lack of progress | ``stalled`` |
 | over its wall-clock cap | ``timed_out`` |
@@ -37,7 +38,6 @@ class TaskStatus(enum.Enum):
     INTERRUPTED = "interrupted"
     STALLED = "stalled"
     TIMED_OUT = "timed_out"
-    TRUNCATED = "truncated"
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -58,6 +58,10 @@ class TaskResult:
     tool_calls: int = 0
     output: Any = None
     """The parsed JSON answer when an output schema was asked for and it fit."""
+    schema_valid: bool | None = None
+    """Whether a completed answer fit the requested schema (None: no schema, or unchecked)."""
+    truncated: bool = False
+    """The child reached its step cap: its summary was asked for early and may be partial."""
     full_text_path: str | None = None
     """Where the whole summary went when it was over the cap."""
     handed_over: tuple[str, ...] = ()
@@ -131,8 +135,14 @@ def _trace_line(trace: Sequence[str], calls: int) -> str:
 
 
 def format_task(index: int, result: TaskResult) -> str:
+    flags = "".join(
+        [
+            " (truncated)" if result.truncated else "",
+            " (schema_valid: false)" if result.schema_valid is False else "",
+        ]
+    )
     head = (
-        f"## Task {index} [{result.subagent_id}]: {result.status.value} in "
+        f"## Task {index} [{result.subagent_id}]: {result.status.value}{flags} in "
         f"{result.duration:.1f}s, {result.iterations} step(s); "
         f"{_trace_line(result.tool_trace, result.tool_calls)}; {_usage_line(result.usage)}"
     )
@@ -155,6 +165,12 @@ def format_batch(batch: BatchResult) -> str:
     counts: dict[str, int] = {}
     for status in batch.statuses:
         counts[status] = counts.get(status, 0) + 1
+    for flag, n in (
+        ("truncated", sum(r.truncated for r in batch.results)),
+        ("not fitting the schema", sum(r.schema_valid is False for r in batch.results)),
+    ):
+        if n:
+            counts[flag] = n
     tally = ", ".join(f"{n} {s}" for s, n in counts.items())
     kind = "Background delegation" if batch.background else "Delegation"
     lines = [

@@ -18,19 +18,28 @@ Verdict = tuple[TaskStatus, str]
 
 
 def task_verdict(outcome: RunOutcome | None, *, has_schema: bool) -> Verdict:
-    """The status of a task whose driver reported ``outcome`` (None: it reported nothing)."""
+    """The status of a task whose driver reported ``outcome`` (None: it reported nothing).
+
+    As Hermes does (seeds #248, #249): a child that answered is ``completed`` even when
+    its output still missed the schema after the retry (``TaskResult.schema_valid`` is
+    false) or it hit its step cap (``TaskResult.truncated``); ``detail`` says which."""
     if outcome is None or outcome.end is None:
         detail = outcome.detail if outcome is not None else ""
         return TaskStatus.FAILED, detail or "the child ended before it ran"
     end = outcome.end
-    if end is TurnEnd.COMPLETED:
-        if has_schema and outcome.output_error is not None:
-            return TaskStatus.FAILED, f"its output did not fit the schema: {outcome.output_error}"
+    if end in (TurnEnd.COMPLETED, TurnEnd.MAX_ITERATIONS):
         if not outcome.text.strip():
             return TaskStatus.FAILED, "it finished without a summary"
+        if end is TurnEnd.MAX_ITERATIONS:
+            note = outcome.detail or "it reached its step cap"
+            return TaskStatus.COMPLETED, f"truncated: {note}; its summary may be partial"
+        if has_schema and outcome.output_error is not None:
+            return (
+                TaskStatus.COMPLETED,
+                f"schema_valid: false, its output still did not fit the schema after the "
+                f"retry: {outcome.output_error}; the raw text is the summary",
+            )
         return TaskStatus.COMPLETED, ""
-    if end is TurnEnd.MAX_ITERATIONS:
-        return TaskStatus.TRUNCATED, outcome.detail
     if end in (TurnEnd.INTERRUPTED, TurnEnd.CANCELLED, TurnEnd.ROLLED_BACK):
         return TaskStatus.INTERRUPTED, outcome.detail
     return TaskStatus.FAILED, outcome.detail or end.value

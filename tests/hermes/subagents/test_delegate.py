@@ -206,7 +206,7 @@ async def test_a_dangerous_command_in_a_child_is_denied_even_with_an_approver_on
     assert "unattended" in text and "NOT run" in text
 
 
-async def test_the_child_iteration_budget_ends_a_looping_child_as_truncated(
+async def test_the_child_iteration_budget_ends_a_looping_child_completed_and_truncated(
     fake: FakeProvider, open_parent: Parent
 ) -> None:
     def child(req: MessagesRequest) -> Reply:
@@ -220,7 +220,8 @@ async def test_the_child_iteration_budget_ends_a_looping_child_as_truncated(
     with trio.fail_after(10):
         await parent.run("go")
     text = parent_result_text(fake)
-    assert "1 truncated" in text and "3 step(s)" in text
+    assert "1 task(s), 1 completed, 1 truncated" in text  # seed #248: completed, flagged
+    assert "completed (truncated) in" in text and "3 step(s)" in text
     assert "budget spent; partial findings" in text
     assert "terminal:ok x3" in text
 
@@ -305,8 +306,11 @@ async def test_an_output_schema_gets_one_retry_with_the_errors(
     with trio.fail_after(10):
         await parent.run("go")
     text = parent_result_text(fake)
-    assert "1 completed, 1 failed" in text
+    # Seed #249: a schema still missed after the retry counts as completed, flagged.
+    assert "2 completed, 1 not fitting the schema" in text
+    assert "completed (schema_valid: false) in" in text
     assert "missing required field 'count'" in text
+    assert '{"files": []}' in text  # the raw text goes back
     retries = [json.dumps(r.body["messages"][-1]) for r in fake.message_requests]
     retries = [t for t in retries if "could not be used" in t]
     assert len(retries) == 2  # one retry each, never two
@@ -349,7 +353,6 @@ def test_every_status_has_a_plain_value(status: TaskStatus) -> None:
         "interrupted",
         "stalled",
         "timed_out",
-        "truncated",
     }
 
 

@@ -19,14 +19,17 @@ def test_task_verdicts_follow_the_last_turn() -> None:
     assert task_verdict(empty, has_schema=False)[0] is TaskStatus.FAILED
     bad = RunOutcome(TurnEnd.COMPLETED, text="x", output_error="missing 'name'")
     assert task_verdict(bad, has_schema=True) == (
-        TaskStatus.FAILED,
-        "its output did not fit the schema: missing 'name'",
+        TaskStatus.COMPLETED,
+        "schema_valid: false, its output still did not fit the schema after the retry: "
+        "missing 'name'; the raw text is the summary",
     )
-    capped = RunOutcome(TurnEnd.MAX_ITERATIONS, detail="budget spent")
+    capped = RunOutcome(TurnEnd.MAX_ITERATIONS, text="partial", detail="budget spent")
     assert task_verdict(capped, has_schema=False) == (
-        TaskStatus.TRUNCATED,
-        "budget spent",
+        TaskStatus.COMPLETED,
+        "truncated: budget spent; its summary may be partial",
     )
+    silent = RunOutcome(TurnEnd.MAX_ITERATIONS, detail="budget spent")
+    assert task_verdict(silent, has_schema=False)[0] is TaskStatus.FAILED
     stopped = RunOutcome(TurnEnd.CANCELLED, detail="stopped")
     assert task_verdict(stopped, has_schema=False)[0] is TaskStatus.INTERRUPTED
     assert task_verdict(None, has_schema=False) == (
