@@ -358,7 +358,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "orchestrator_enabled": Key(
             True, _bool, "a task may ask for a child that delegates further (within max_depth)"
         ),
-        "max_concurrent_children": Key(3, _int(1), "running children per parent session"),
+        "max_concurrent_children": Key(10, _int(1), "running children per parent session"),
         "max_total_children": Key(64, _int(1), "running children in the whole daemon"),
         "admission": Key(
             "queue",
@@ -368,7 +368,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "queue_capacity": Key(256, _int(1), "tasks waiting for a slot, daemon-wide"),
         "max_batch": Key(100, _int(1), "tasks in one delegate_task call"),
         "max_background": Key(3, _int(1), "background delegations running at once per parent"),
-        "max_iterations": Key(50, _int(1), "tool-using steps per child turn"),
+        "max_iterations": Key(250, _int(1), "tool-using steps per child turn"),
         "stale_between_tools": Key(
             450.0, _number(0), "seconds without progress outside a tool before a child is stopped"
         ),

@@ -8,8 +8,9 @@ A child is an ordinary ``SessionActor`` with:
 - a focused system prompt (the goal, the parent's context, the workspace),
   the workspace's project context file (seed #245; never ``SOUL.md``: an
   unattended session keeps the default identity) and no memory;
-- its own iteration budget (50) and ``unattended`` approvals, so a dangerous
-  command is denied: nobody is there to answer;
+- its own iteration budget (250, Hermes' ``delegation.max_iterations``) and
+  ``unattended`` approvals, so a dangerous command is denied: nobody is there
+  to answer;
 - its own subagent host one level deeper when it may orchestrate, which code
   decides from depth alone (seed #243; the model's ``orchestrate`` is ignored);
 - the ``process`` tool with its ``handoff`` action, and the parent as the

@@ -1,9 +1,11 @@
 """``SubagentConfig``: every limit and default of delegation, validated when built.
 
-Hermes' defaults (``reference/hermes.md`` section 2): only the top-level
-session delegates, three children at once per parent, fifty tool-using steps
-per child, stale after 450 s without progress between tools and 1,200 s
-inside one tool, summaries capped at 24,000 characters with a 2,000 floor.
+Hermes' defaults (the seed catalogue, #240, #180, #247, #251): only the
+top-level session delegates, ten children at once per parent (more wait in
+the admission queue, this project's improvement; ``admission = "reject"``
+refuses them as Hermes does), 250 steps per child, stale after 450 s without
+progress between tools and 1,200 s inside one tool, summaries capped at
+24,000 characters with a 2,000 floor.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class SubagentConfig:
     with 2 or 3, a child above the bottom level may orchestrate its own children."""
     orchestrator_enabled: bool = True
     """Whether a task may ask for a child that delegates further (within ``max_depth``)."""
-    max_concurrent_children: int = attrs.field(default=3, validator=_count)
+    max_concurrent_children: int = attrs.field(default=10, validator=_count)
     """Running children per parent session; more wait in the admission queue."""
     max_total_children: int = attrs.field(default=64, validator=_count)
     """Running children in the whole daemon."""
@@ -86,8 +88,9 @@ class SubagentConfig:
     """Tasks in one ``delegate_task`` call."""
     max_background: int = attrs.field(default=3, validator=_count)
     """Background delegations running at once per parent (more are refused)."""
-    max_iterations: int = attrs.field(default=50, validator=_count)
-    """Tool-using steps per child turn (the model cannot raise it)."""
+    max_iterations: int = attrs.field(default=250, validator=_count)
+    """Tool-using steps per child turn (Hermes' ``delegation.max_iterations``; the model
+    cannot raise it)."""
     stale_between_tools: float = attrs.field(default=450.0, validator=_seconds)
     """A child making no progress this long outside a tool is cancelled as stalled."""
     stale_in_tool: float = attrs.field(default=1200.0, validator=_seconds)
