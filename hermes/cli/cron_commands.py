@@ -175,16 +175,22 @@ def runs(job: str, limit: int, as_json: bool) -> None:
 
 @main.command("pause")
 def pause() -> None:
-    """Emergency stop: cancel every running job run and run no job until `hermes resume`."""
+    """Emergency stop: cancel running job runs and background delegations; start neither
+    (nor goal or loop turns) until `hermes resume`."""
     answer = run_async(lambda: call_daemon("estop.set"))
     click.echo(
-        f"emergency stop on: {answer['runs_cancelled']} running job run(s) cancelled; "
-        "no job runs until `hermes resume` (this holds across daemon restarts)"
+        f"emergency stop on: {answer['runs_cancelled']} running job run(s) and "
+        f"{answer.get('delegations_stopped', 0)} background subagent task(s) stopped; "
+        "no job, delegation or goal turn starts until `hermes resume` "
+        "(this holds across daemon restarts)"
     )
 
 
 @main.command("resume")
 def resume() -> None:
-    """Clear the emergency stop: jobs run again from their next times."""
+    """Clear the emergency stop: jobs run again from their next times, delegations may start."""
     run_async(lambda: call_daemon("estop.clear"))
-    click.echo("emergency stop cleared: jobs run again from their next times")
+    click.echo(
+        "emergency stop cleared: jobs run again from their next times and subagents may "
+        "start; stopped work is not restarted"
+    )

@@ -168,6 +168,12 @@ class SpawnPause(Call["dict[str, Any] | Failed"]):
 
 
 @attrs.frozen(slots=True)
+class StopDelegations(Call["dict[str, Any] | Failed"]):
+    """The emergency stop went on (its file is written): every background delegation in
+    the daemon is stopped; answered with ``{"delegations_stopped": tasks}``."""
+
+
+@attrs.frozen(slots=True)
 class Failed:
     error: Exception
 
@@ -252,8 +258,13 @@ class SessionsManager(Actor):
             raise RuntimeError("the store and providers must start before the sessions manager")
         self.store = StoreClient(store_ref, lane=self.settings.store_lane)
         self.providers = await providers_ref.call(GetProviders())
-        self.subagents = SubagentRuntime(subagent_config(self.settings.config))
-        self.process_config = process_config(self.settings.config)
+        data_dir = self.settings.config.data_dir(self.settings.paths)
+        self.subagents = SubagentRuntime(
+            subagent_config(self.settings.config), data_dir / ESTOP_FILE
+        )
+        self.process_config = attrs.evolve(
+            process_config(self.settings.config), estop=data_dir / ESTOP_FILE
+        )
         await sweep_leftovers(self.store, self.process_config)  # before any session resumes
         self.registry = with_delegation(tool_registry(self.settings.config))
         config = self.settings.config
@@ -536,6 +547,10 @@ class SessionsManager(Actor):
                 (self.subagents.pause if message.paused else self.subagents.resume)()
                 log.info("subagent spawning %s", "paused" if message.paused else "resumed")
             return {"paused": self.subagents.paused}
+        if isinstance(message, StopDelegations):
+            stopped = await self.subagents.emergency_stop()
+            log.warning("emergency stop: %d background subagent task(s) stopped", stopped)
+            return {"delegations_stopped": stopped}
         raise RequestError(f"the sessions manager does not handle {type(message).__name__}")
 
     async def _close(self, session_id: str, reason: str) -> object:

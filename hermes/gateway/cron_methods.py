@@ -6,7 +6,9 @@
 ``cron.get``, ``cron.edit`` (``job`` and the fields to change), ``cron.pause``,
 ``cron.resume``, ``cron.run`` (now), ``cron.rm``, ``cron.runs`` (past runs,
 newest first). ``estop.set`` / ``estop.clear`` / ``estop.status``: the
-emergency stop (seed #218; ``hermes pause`` / ``hermes resume``). A bad
+emergency stop (seed #218; ``hermes pause`` / ``hermes resume``): the
+scheduler writes its file and cancels job runs, then the sessions manager
+stops every background delegation (``StopDelegations``). A bad
 schedule or field is ``invalid_params`` with the reason, an unknown job
 ``not_found``, a scheduler between restarts ``unavailable``.
 """
@@ -34,6 +36,7 @@ from hermes.cron import (
     ScheduleError,
 )
 from hermes.daemon.errors import NotFound, RequestError
+from hermes.daemon.manager import ManagerClient, StopDelegations
 
 from .params import TITLE_LIMIT, Method, Params
 
@@ -86,8 +89,10 @@ def _fields(p: Params) -> dict[str, Any]:
     return fields
 
 
-def cron_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
-    """The ``cron.*`` entries of the method table."""
+def cron_methods(
+    system: ActorSystem, root_path: str, manager: ManagerClient | None = None
+) -> dict[str, Method]:
+    """The ``cron.*`` and ``estop.*`` entries of the method table."""
 
     async def ask(message: Call[Any]) -> Any:
         ref = system.lookup(f"{root_path}/cron/scheduler")
@@ -138,7 +143,10 @@ def cron_methods(system: ActorSystem, root_path: str) -> dict[str, Method]:
     def estop(on: bool | None) -> Method:
         async def method(p: Params) -> Any:
             p.done()
-            return await ask(EmergencyStop(on))
+            answer = {**await ask(EmergencyStop(on)), "delegations_stopped": 0}
+            if on and manager is not None:  # the file exists now: nothing new starts
+                answer.update(await manager.call(StopDelegations()))
+            return answer
 
         return method
 

@@ -156,7 +156,7 @@ class Methods:
             **memory_methods(services.memory),
             **checkpoint_methods(services.settings, self.entry),
             **heap_methods(),
-            **cron_methods(services.system, services.root_path),
+            **cron_methods(services.system, services.root_path, services.manager),
             **goal_methods(self.entry),
             **mcp_methods(services.system, services.root_path, self.entry),
             **skills_methods(services.settings),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import attrs
 
@@ -84,6 +85,11 @@ class ProcessConfig:
     leftover_commands: str = "kill"
     """Foreground tool commands a dead daemon left running, found at the next start:
     ``kill`` their groups, or ``list`` them (``hermes orphans``) and leave them alone."""
+
+    # -- the daemon's -----------------------------------------------------------------------
+    estop: Path | None = None
+    """The emergency stop's file (``hermes pause``; not a config key): while it exists
+    notices are held, not delivered (``hold.py``); the processes run on."""
 
     def __attrs_post_init__(self) -> None:
         counts = (

@@ -10,7 +10,8 @@ the watcher itself: ``Route`` tells the caller which one.
 Waits are deferred replies answered when the watcher reports the end, or by a
 timer at the wait's timeout. Pattern hits and completions become
 ``ProcessNotice`` values that pass the registry-wide ``NoticeGate`` (breaker)
-and go to the ``notify`` sink given at construction.
+and the emergency stop's ``NoticeHold``, and go to the ``notify`` sink given
+at construction.
 
 Finished processes stay listed for ``finished_ttl`` (30 minutes). When the
 registry stops (its session closed, the daemon shut down) its watchers are
@@ -58,6 +59,7 @@ from .errors import (
 )
 from .gate import NoticeGate
 from .handoff import Adopt, HandoffTarget
+from .hold import HOLD_RECHECK, NoticeHold
 from .messages import (
     Finished,
     ListAll,
@@ -116,6 +118,11 @@ class _Prune:
     pass
 
 
+@attrs.frozen(slots=True)
+class _HoldRecheck:
+    pass
+
+
 @attrs.define(slots=True, eq=False)
 class _Entry:
     state: ProcessState
@@ -169,6 +176,8 @@ class ProcessRegistry(Actor):
         self._waiters: dict[str, list[_Waiter]] = {}
         self._tokens = itertools.count(1)
         self._release_timer: Timer | None = None
+        self.hold = NoticeHold(session_id, self.config.estop)
+        self._hold_timer: Timer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -232,6 +241,9 @@ class ProcessRegistry(Actor):
                 self._release(now)
             case _Prune():
                 self._prune(now)
+            case _HoldRecheck():
+                self._hold_timer = None
+                self._send(self.hold.release())
             case Exit():
                 self._watcher_exited(message.actor, message.reason)
             case _:
@@ -512,12 +524,18 @@ class ProcessRegistry(Actor):
             )
 
     def _emit(self, notice: ProcessNotice) -> None:
-        self.delivered += 1
-        try:
-            self.notify(notice)
-        except Exception:
-            self.notify_failures += 1
-            log.exception("process registry %s: the notify sink failed", self.ctx.path)
+        self._send(self.hold.offer(notice))
+
+    def _send(self, notices: list[ProcessNotice]) -> None:
+        for notice in notices:
+            self.delivered += 1
+            try:
+                self.notify(notice)
+            except Exception:
+                self.notify_failures += 1
+                log.exception("process registry %s: the notify sink failed", self.ctx.path)
+        if self.hold.holding and self._hold_timer is None:  # the emergency stop is on
+            self._hold_timer = self.ctx.send_after(HOLD_RECHECK, _HoldRecheck())
 
     # -- recovery ------------------------------------------------------------------------
 

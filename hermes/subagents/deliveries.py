@@ -6,12 +6,15 @@ new turn when it is idle; queued when busy); the session marks it delivered
 once a turn took it. A full mailbox is retried on the supervisor's next
 ``Check``. When a supervisor starts, results a previous daemon finished but
 never delivered are delivered, and delegations it was still running are
-reported lost (their children died with it).
+reported lost (their children died with it). While the emergency stop is on
+(``held``) nothing is pushed: a result would start a turn; each ``Check``
+looks again, so results go out within one check of ``hermes resume``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from actors import ActorRef, MailboxFull
 from hermes.session import ChildOwner, MachineInput
@@ -30,8 +33,10 @@ LOST_TEXT = (
 class Deliveries:
     """One supervisor's background results for its owner (owned by that supervisor)."""
 
-    def __init__(self, owner: ChildOwner) -> None:
+    def __init__(self, owner: ChildOwner, held: Callable[[], bool] = lambda: False) -> None:
         self.owner = owner
+        self.held = held
+        """True while results must wait (the emergency stop is on)."""
         self._pending: list[MachineInput] = []
 
     async def recover(self, parent: ActorRef | None) -> None:
@@ -89,6 +94,8 @@ class Deliveries:
         self.flush(parent)
 
     def flush(self, parent: ActorRef | None) -> None:
+        if self._pending and self.held():
+            return
         while self._pending and parent is not None:
             try:
                 parent.cast_nowait(self._pending[0])

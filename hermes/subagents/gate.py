@@ -18,12 +18,23 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import trio
 
 from supervisors import Admission
 
 from .errors import AtCapacity, SpawningPaused
+
+ESTOP_REFUSAL = (
+    "The emergency stop is on (an operator ran `hermes pause`): no subagent may start "
+    "until `hermes resume`. Nothing was started; do the work yourself or try again later."
+)
+ESTOP_STOPPED = (
+    "stopped by the emergency stop (an operator ran `hermes pause`); it is not restarted "
+    "by `hermes resume`: delegate it again if it is still needed"
+)
+"""The reason a running background task ends with when the emergency stop goes on."""
 
 
 class ParentSlots:
@@ -67,6 +78,9 @@ class SpawnGate:
         self.running = 0
         self.paused = False
         """Set by an operator: no new delegation is accepted (running ones go on)."""
+        self.estop: Path | None = None
+        """The emergency stop's file (``hermes pause``): while it exists nothing new is
+        accepted, as when paused, and background results wait (see ``stopped``)."""
         self._queue: deque[Ticket] = deque()
         self.admitted_total = 0
         self.high_water = 0
@@ -82,7 +96,13 @@ class SpawnGate:
                 return index
         return 0
 
+    def stopped(self) -> bool:
+        """The emergency stop is on: its file exists (whatever it holds, seed #218)."""
+        return self.estop is not None and self.estop.exists()
+
     def check_open(self) -> None:
+        if self.stopped():
+            raise SpawningPaused(ESTOP_REFUSAL)
         if self.paused:
             raise SpawningPaused(
                 "Spawning subagents is paused by the operator. Nothing was started; do the "

@@ -67,6 +67,15 @@ class ChildEnded:
 
 
 @attrs.frozen(slots=True)
+class StopBackground(Call[int]):
+    """The emergency stop went on (call, from the runtime): stop every background batch
+    (running and queued tasks end ``interrupted`` with ``reason``); answered with the
+    number of tasks stopped. Inline batches go on: their turn's owner decides."""
+
+    reason: str
+
+
+@attrs.frozen(slots=True)
 class Check:
     """Periodic: liveness and clocks of the running children, pending deliveries."""
 

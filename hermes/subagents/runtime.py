@@ -12,6 +12,8 @@ gives the ``ChildHost`` a session's ``SessionDeps.subagents`` holds::
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 
 from actors import ActorContext, ActorExited, ActorRef, CallTimeout
@@ -20,7 +22,8 @@ from hermes.tools import ToolRegistry
 
 from .config import SubagentConfig
 from .errors import UnknownSubagent
-from .gate import SpawnGate
+from .gate import ESTOP_STOPPED, SpawnGate
+from .messages import StopBackground
 from .results import TaskResult
 from .service import SubagentService
 from .supervisor import SubagentSupervisor
@@ -48,10 +51,11 @@ class SubagentHost:
 class SubagentRuntime:
     """Daemon-wide delegation state; see the module docstring."""
 
-    def __init__(self, config: SubagentConfig | None = None) -> None:
+    def __init__(self, config: SubagentConfig | None = None, estop: Path | None = None) -> None:
         self.config = config or SubagentConfig()
         c = self.config
         self.gate = SpawnGate(c.max_total_children, c.queue_capacity, c.admission)
+        self.gate.estop = estop
         self._owners: dict[str, ActorRef] = {}
 
     def host(self, depth: int = 0) -> SubagentHost:
@@ -69,6 +73,27 @@ class SubagentRuntime:
 
     def resume(self) -> None:
         self.gate.paused = False
+
+    @property
+    def stopped(self) -> bool:
+        """The emergency stop is on (its file exists): nothing starts, results wait."""
+        return self.gate.stopped()
+
+    async def emergency_stop(self, reason: str = ESTOP_STOPPED) -> int:
+        """Stop every background delegation in the daemon; the number of tasks stopped.
+
+        Each owner's supervisor ends its background batches' tasks (``interrupted``,
+        ``reason``); their result is recorded and reaches the owner's model once the
+        stop is cleared (``Deliveries`` holds it meanwhile). Called once the stop's file
+        exists, so nothing new starts behind it.
+        """
+        stopped = 0
+        for supervisor in set(self._owners.values()):
+            try:
+                stopped += await supervisor.call(StopBackground(reason), timeout=OPERATOR_TIMEOUT)
+            except (ActorExited, CallTimeout):
+                continue  # gone with its owner (a stopped parent's subtree): nothing to stop
+        return stopped
 
     def remember(self, subagent_id: str, supervisor: ActorRef) -> None:
         self._owners[subagent_id] = supervisor

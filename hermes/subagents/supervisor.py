@@ -70,7 +70,16 @@ from .driver import ChildDriver
 from .errors import AtCapacity, DelegationError, UnknownSubagent
 from .gate import ParentSlots, Ticket
 from .ledger import Activity, BatchRecord, ChildRecord, child_info, mark_ended, settle
-from .messages import Abandon, Admitted, Check, ChildEnded, Delegate, SessionUp, SubagentInfo
+from .messages import (
+    Abandon,
+    Admitted,
+    Check,
+    ChildEnded,
+    Delegate,
+    SessionUp,
+    StopBackground,
+    SubagentInfo,
+)
 from .outcome import RunOutcome
 from .progress import Progress, hub_notifier
 from .results import (
@@ -110,7 +119,7 @@ class SubagentSupervisor(Actor):
         self.slots = ParentSlots(self.config.max_concurrent_children)
         self.activity = Activity()
         """Published to the owning session (``HostedChildren.idle``); written only here."""
-        self.deliveries = Deliveries(owner)
+        self.deliveries = Deliveries(owner, held=runtime.gate.stopped)
         self._batches: dict[str, BatchRecord] = {}
         self._children: dict[str, ChildRecord] = {}
         self._finished: deque[str] = deque()
@@ -173,6 +182,8 @@ class SubagentSupervisor(Actor):
                 return await self._steer(subagent_id, text)
             case StopSubagent(subagent_id=subagent_id, reason=reason):
                 return await self._stop_one(subagent_id, reason)
+            case StopBackground(reason=reason):
+                return await self._stop_background(reason)
             case _:
                 raise DelegationError(
                     f"the subagent supervisor does not handle {type(message).__name__}"
@@ -473,6 +484,15 @@ class SubagentSupervisor(Actor):
         if batch is not None:
             batch.stopped = reason
             await self._stop_children(list(batch.children), reason)
+
+    async def _stop_background(self, reason: str) -> int:
+        """The emergency stop: end every background batch; the number of tasks stopped."""
+        batches = [b for b in self._batches.values() if b.background]
+        children = [c for b in batches for c in b.children if c.state != "done"]
+        for batch in batches:
+            batch.stopped = reason
+        await self._stop_children(children, reason)
+        return len(children)
 
     def _child(self, subagent_id: str) -> ChildRecord:
         child = self._children.get(subagent_id)

@@ -1,0 +1,54 @@
+"""Process notices wait during the emergency stop (issue 27, item 4; seed #218): the
+process runs on, its notice (a turn of its session) goes out once the stop is cleared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import trio
+
+from hermes.processes import NoticeKind, ProcessNotice, ProcessStatus
+from hermes.processes.hold import HOLD_RECHECK, MAX_HELD, NoticeHold
+
+from .helpers import ENV, FAST, Notices, StartRegistry
+
+
+async def test_a_completion_during_the_stop_is_held_then_delivered(
+    start_registry: StartRegistry, tmp_path: Path, notices: Notices
+) -> None:
+    estop = tmp_path / "ESTOP"
+    estop.write_text("")
+    svc = await start_registry(config=attrs.evolve(FAST, estop=estop))
+    with trio.fail_after(10):
+        info = await svc.start("echo built", cwd=str(tmp_path), env=ENV, notify_on_complete=True)
+        while True:  # the process runs to its end: running work is not stopped
+            if (await svc.poll(info.id)).info.status is ProcessStatus.EXITED:
+                break
+            await trio.sleep(0.02)
+        await trio.sleep(0.3)  # a window for its completion to reach the registry (absence)
+        await svc.list()
+    assert notices.items == []
+    estop.unlink()
+    await notices.wait_for(NoticeKind.COMPLETED, timeout=HOLD_RECHECK * 3)
+    (done,) = notices.items
+    assert done.process_id == info.id and done.status == "exited" and "built" in done.tail
+
+
+def _notice(n: int) -> ProcessNotice:
+    return ProcessNotice(kind=NoticeKind.PATTERN, session_id="s-1", text=f"hit {n}")
+
+
+def test_the_hold_keeps_order_counts_overflow_and_passes_hand_overs(tmp_path: Path) -> None:
+    estop = tmp_path / "ESTOP"
+    estop.write_text("set")
+    hold = NoticeHold("s-1", estop)
+    assert all(hold.offer(_notice(n)) == [] for n in range(MAX_HELD + 2))
+    handed = ProcessNotice(kind=NoticeKind.HANDED_OVER, session_id="s-1", text="yours")
+    assert hold.offer(handed) == [handed]
+    assert hold.release() == [] and hold.holding  # still stopped
+    estop.unlink()
+    out = hold.offer(_notice(99))
+    assert [n.text for n in out[:MAX_HELD]] == [f"hit {n}" for n in range(MAX_HELD)]
+    assert out[MAX_HELD].kind is NoticeKind.BREAKER_SUMMARY and out[MAX_HELD].suppressed == 2
+    assert out[-1].text == "hit 99" and len(out) == MAX_HELD + 2 and not hold.holding
