@@ -18,6 +18,10 @@ from tests.hermes.subagents.conftest import child_of, is_parent
 
 START = "start the audit"
 AGAIN = "delegate again"
+SCENARIO_BOUND = CLI_BOUND * 4
+"""What each half waits for as a whole: a CLI command (pause or resume, a fresh interpreter
+bounded by CLI_BOUND alone), several turns and the delegations they start or stop; on a
+loaded two-core box it is their sum that has to fit (CLI_BOUND * 2 failed there)."""
 
 
 def _parent(req: MessagesRequest) -> Reply | None:
@@ -75,7 +79,7 @@ def test_pause_stops_and_refuses_delegations_across_a_restart_until_resume(
 
 
 async def _start_and_pause(daemon: Daemon) -> str:
-    with trio.fail_after(CLI_BOUND * 2):
+    with trio.fail_after(SCENARIO_BOUND):
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
             session = await new_session(client)
             await client.call("events.subscribe", session=session)
@@ -97,7 +101,7 @@ async def _start_and_pause(daemon: Daemon) -> str:
 async def _after_restart(daemon: Daemon, session: str, fake: FakeProvider) -> None:
     assert "emergency stop is on" in _sent(fake)  # the refusal the model read
     assert "stopped by the emergency stop" not in _sent(fake)  # the result waits
-    with trio.fail_after(CLI_BOUND * 2):
+    with trio.fail_after(SCENARIO_BOUND):
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
             assert (await client.call("estop.status"))["stopped"] is True
             await client.call("session.resume", session=session)
