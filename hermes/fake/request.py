@@ -13,7 +13,8 @@ def validate_messages_body(body: Any, *, count_tokens: bool = False) -> str | No
     """Return an API-style error message if ``body`` is not a valid request, else ``None``.
 
     Checks only what the real API rejects most often (missing or mistyped
-    ``model``, ``max_tokens``, ``messages`` and roles); unknown fields are ignored.
+    ``model``, ``max_tokens``, ``messages`` and roles, a ``temperature`` outside 0-1);
+    unknown fields are ignored.
     """
     if not isinstance(body, dict):
         return "Request body must be a JSON object"
@@ -46,6 +47,13 @@ def validate_messages_body(body: Any, *, count_tokens: bool = False) -> str | No
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         return "tools: Input should be a valid list"
+    temperature = body.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not 0 <= temperature <= 1
+    ):
+        return "temperature: Input should be a number from 0 to 1"
     if "stream" in body and not isinstance(body["stream"], bool):
         return "stream: Input should be a valid boolean"
     return None

@@ -2,8 +2,8 @@
 
 The judge sees the goal (with its contract or subgoals) and the agent's latest
 reply, and answers by calling a ``verdict`` tool: ``done``, ``continue``,
-``blocked`` or ``wait`` with a one-sentence reason. A reply in text is read too
-(a JSON object, or a verdict word first). A failed call is a *transport*
+``blocked`` or ``wait`` with a one-sentence reason; it samples at temperature 0.
+A reply in text is read too (a JSON object, or a verdict word first). A failed call is a *transport*
 failure and counts as continue (fail-open); a reply that holds no verdict is a
 *parse* failure and also continues; the keeper pauses the goal after too many
 of either in a row. ``draft_contract`` (``/goal draft``, seed #222) asks the
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 REPLY_LIMIT = 4000
 """Characters of the agent's reply the judge sees (its end: where a verdict is said)."""
 JUDGE_MAX_TOKENS = 1024
+JUDGE_TEMPERATURE = 0.0
+"""The judge and the contract draft sample at temperature 0 (seeds #221, #222; a loop's
+``--until`` reuses the judge, #227): the same reply gets the same verdict."""
 
 
 class Verdict(enum.Enum):
@@ -158,6 +161,7 @@ async def judge_goal(
         tools=(VERDICT_TOOL,),
         tool_choice="any",
         cache_conversation=False,
+        temperature=JUDGE_TEMPERATURE,
     )
     from hermes.model.errors import ModelError  # the SDK loads late: keep imports light
 
@@ -181,6 +185,7 @@ async def draft_contract(
         max_tokens=JUDGE_MAX_TOKENS,
         system=(TextBlock(DRAFT_SYSTEM),),
         cache_conversation=False,
+        temperature=JUDGE_TEMPERATURE,
     )
     from hermes.model.errors import ModelError
 

@@ -106,6 +106,10 @@ def _options(request: ModelRequest, model: str) -> dict[str, Any]:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     if request.stop_sequences:
         params["stop_sequences"] = list(request.stop_sequences)
+    if request.temperature is not None:
+        # No keyword of ``messages.create`` since SDK 1.0: the SDK merges ``extra_body``
+        # into the JSON after its own fields.
+        params["extra_body"] = {"temperature": request.temperature}
     return params
 
 
@@ -233,6 +237,7 @@ def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
     parts.append(b",".join(encoded))
     parts.append(b"]")
     params["stream"] = True
+    extra = params.pop("extra_body", {})
     if request.system:
         params["system"] = cache.encoded(request.system, _system_wire)
     if request.tools:
@@ -243,6 +248,8 @@ def request_body(request: ModelRequest, model: str, cache: WireCache) -> bytes:
             value = params[key]
             parts.append(b',"' + key.encode() + b'":')
             parts.append(value if isinstance(value, bytes) else _dumps(value))
+    for key, value in extra.items():  # after the SDK's own fields, as it merges them
+        parts.append(b"," + _dumps(key) + b":" + _dumps(value))
     parts.append(b"}")
     return b"".join(parts)
 

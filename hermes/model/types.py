@@ -108,6 +108,13 @@ class Usage:
         )
 
 
+def _temperature(_: object, __: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"temperature: expected a number from 0 to 1 or None, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class ModelRequest:
     """One call: the system prompt in cache tiers, the conversation and the tools."""
@@ -124,6 +131,9 @@ class ModelRequest:
     """Put a cache breakpoint at the end of the conversation prefix."""
     tool_choice: Literal["auto", "any", "none"] | None = None
     """``none`` offers the tools (history may hold tool_use blocks) but forbids calling them."""
+    temperature: float | None = attrs.field(default=None, validator=_temperature)
+    """Sampling temperature, 0 to 1; None sends none (the model's default). The SDK's
+    ``messages.create`` has no such keyword since 1.0: it goes as an extra body field."""
 
 
 @attrs.frozen(slots=True)

@@ -401,10 +401,11 @@ def _rich_request(*history: Message) -> ModelRequest:
     )
 
 
+@pytest.mark.parametrize("temperature", [None, 0.0, 0.7])
 async def test_the_request_body_is_byte_for_byte_what_the_sdk_sends_for_the_params(
-    fake: FakeProvider,
+    fake: FakeProvider, temperature: float | None
 ) -> None:
-    request = _rich_request(Message.user("and now?"))
+    request = attrs.evolve(_rich_request(Message.user("and now?")), temperature=temperature)
     fake.enqueue(Reply.of("one"), Reply.of("two"))
     with trio.fail_after(10):
         async with client_for(fake) as client:
@@ -423,6 +424,16 @@ async def test_the_request_body_is_byte_for_byte_what_the_sdk_sends_for_the_para
     assert ours.raw_body == theirs.raw_body
     assert ours.headers["content-type"] == theirs.headers["content-type"] == "application/json"
     assert ours.body["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    if temperature is None:
+        assert "temperature" not in ours.body  # the model's own default: nothing sent
+    else:
+        assert ours.body["temperature"] == temperature
+
+
+def test_a_temperature_outside_0_to_1_is_refused_with_its_value() -> None:
+    for bad in (-0.1, 1.5, True, "0"):
+        with pytest.raises(ValueError, match="temperature: expected a number from 0 to 1"):
+            ModelRequest(model="m", messages=(Message.user("x"),), temperature=bad)  # type: ignore[arg-type]
 
 
 def test_each_message_is_encoded_once_and_forgotten_with_it() -> None:

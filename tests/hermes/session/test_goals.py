@@ -90,6 +90,9 @@ async def test_a_goal_continues_with_the_judges_note_until_the_judge_says_done(
     assert "the tests were not run yet" in prompts[1]  # the judge's note, as machine input
     judged = judge_bodies(fake)
     assert len(judged) == 2 and judged[0]["tool_choice"]["type"] == "any"
+    assert [b["temperature"] for b in judged] == [0, 0]  # seed #221: the judge at 0
+    assert all("temperature" not in r.body for r in fake.message_requests
+               if r.body["model"] != JUDGE)  # fmt: skip
     assert "I wrote the parser; tests next." in body_texts(judged[0]["messages"][0])[0]
     status = await goal_session.goal(GoalVerb("status"))
     assert status.goal is not None and status.goal["status"] == "done"
@@ -179,6 +182,7 @@ async def test_a_drafted_contract_reaches_the_judge(
     assert any("- Verification: make test passes" in m for m in drafted)
     judge_prompt = body_texts(judge_bodies(fake)[1]["messages"][0])[0]
     assert "Completion contract" in judge_prompt and "make test passes" in judge_prompt
+    assert judge_bodies(fake)[0]["temperature"] == 0  # the draft too (seed #222)
 
 
 async def test_inline_contract_lines_and_subgoals_reach_the_judge(
@@ -295,6 +299,7 @@ async def test_a_loop_until_judge_ends_it_and_blocked_pauses_it(
     assert "the stop condition is met: it reached 100%" in events[-1].payload.message
     judged = body_texts(judge_bodies(fake)[0]["messages"][0])[0]
     assert "Goal:\nthe deploy is at 100%" in judged and "deploy at 40%" in judged
+    assert judge_bodies(fake)[0]["temperature"] == 0  # --until reuses the judge (seed #227)
     assert "Stop condition: the deploy is at 100%" in wakeups(worker_prompts(fake))[0]
 
     fake.enqueue(Reply.of("the cluster is gone"))
