@@ -15,6 +15,8 @@ disk are ``hermes/paths.py``, below every package).
 | ``hub.py`` | per-session event hub with a replay ring |
 | ``providers.py`` | the model client; the in-process fake provider offline |
 | ``manager.py`` | the sessions manager (dynamic supervisor of sessions) |
+| ``manager_api.py`` | the manager's requests, answers and ``ManagerClient`` |
+| ``estop.py`` | the emergency stop's file, the stop of delegations, the spawn pause |
 | ``app.py`` | the tree as an application (``hermes daemon``) |
 | ``surface.py`` | what the tree asks of its gateway (handed in: the gateway imports this package) |
 | ``endpoint.py`` | finding the running daemon: its address and token (every client) |

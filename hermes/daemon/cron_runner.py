@@ -34,6 +34,7 @@ from hermes.store import StoreClient
 from hermes.store.cron_queries import CronJob
 
 from .errors import ShuttingDown
+from .estop import ESTOP_FILE
 from .job_tools import NEVER_IN_JOBS
 from .manager import Close, Create, ManagerClient
 from .settings import Settings
@@ -41,8 +42,6 @@ from .settings import Settings
 log = logging.getLogger("hermes.cron.runner")
 
 CLOSE_TIMEOUT = 15.0
-ESTOP_FILE = "ESTOP"
-"""In the data directory: while it exists no job runs (``hermes pause``, seed #218)."""
 TURN_CALL_LIMIT = 10 * 365 * 86400.0
 """The turn's own call is not what bounds a run: the inactivity deadline is."""
 

@@ -11,7 +11,8 @@ replay recent events. Lookups of a session that is not running (after a
 daemon restart) resume it from the store; an unknown id is an
 ``UnknownSession`` error, a closed one ``SessionIsClosed`` until resumed.
 Requests that fail come back as ``Failed`` values, raised in the caller by
-``ManagerClient``: a bad request never crashes the manager.
+``ManagerClient``: a bad request never crashes the manager. The requests, answers
+and client are ``manager_api.py``'s; the emergency stop and spawn pause ``estop.py``'s.
 
 Sessions may delegate: the manager holds the daemon's ``SubagentRuntime``
 (the spawn gate shared by every session) and gives each session its host and
@@ -25,12 +26,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import trio
 
-from actors import Actor, ActorRef, Call, CallTarget, ExitReason
+from actors import Actor, ActorRef, ExitReason
 from hermes.cron.tool import CronjobTool
 from hermes.memory import MemoryTool
 from hermes.model.recovery import RecoveryPolicy
@@ -62,9 +63,25 @@ from supervisors import (
 from .allowlist import AllowlistFile
 from .config import BUSY_MODES
 from .errors import RequestError, SessionIsClosed, ShuttingDown, UnknownSession
+from .estop import ESTOP_FILE, SpawnPause, StopDelegations, spawn_pause, stop_delegations
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
 from .job_tools import job_registry
+from .manager_api import (
+    CancelAll,
+    Close,
+    Create,
+    Entry,
+    Failed,
+    Get,
+    ListAll,
+    Lookup,
+    ManagerClient,
+    Resume,
+    Running,
+    SessionView,
+    Status,
+)
 from .providers import GetProviders
 from .session_settings import (
     compression_settings,
@@ -77,147 +94,32 @@ from .session_settings import (
     tool_registry,
     tool_settings,
 )
-from .sessions_view import SessionsView
 from .settings import Settings
 from .workdir import resolve_cwd
 
-ESTOP_FILE = "ESTOP"
-"""``cron_runner.ESTOP_FILE`` (it imports this module: named again, not imported)."""
+__all__ = [  # the requests and answers are manager_api.py's and estop.py's, named here too
+    "CancelAll",
+    "Close",
+    "Create",
+    "Entry",
+    "Failed",
+    "Get",
+    "ListAll",
+    "Lookup",
+    "ManagerClient",
+    "Resume",
+    "Running",
+    "SessionView",
+    "SessionsManager",
+    "SpawnPause",
+    "Status",
+    "StopDelegations",
+    "make_session",
+]
 
 log = logging.getLogger("hermes.daemon.sessions")
 
-T = TypeVar("T")
-
 SESSION_SHUTDOWN = 15.0  # the session's own budget (12 s) plus margin
-
-
-# -- requests ------------------------------------------------------------------------------
-
-
-@attrs.frozen(slots=True)
-class Create(Call["SessionView | Failed"]):
-    title: str | None = None
-    cwd: str | None = None
-    busy_mode: str | None = None
-    model: str | None = None
-    """The session's model (None: the daemon's); a scheduled job's ``model``."""
-    toolsets: tuple[str, ...] | None = None
-    """Only these tools or toolsets (None: all); a name matching none is refused."""
-    without: tuple[str, ...] = ()
-    """Tools or toolsets left out (a scheduled job's: seed #118, ``job_tools.py``)."""
-    context_files: bool | None = None
-    """Read the project's context files (None: as configured)."""
-
-
-@attrs.frozen(slots=True)
-class ListAll(Call["list[SessionView] | Failed"]):
-    limit: int = 50
-    include_ended: bool = True
-
-
-@attrs.frozen(slots=True)
-class Get(Call["SessionView | Failed"]):
-    session_id: str
-
-
-@attrs.frozen(slots=True)
-class Resume(Call["SessionView | Failed"]):
-    session_id: str
-
-
-@attrs.frozen(slots=True)
-class Close(Call["dict[str, Any] | Failed"]):
-    session_id: str
-    reason: str = "closed by the user"
-
-
-@attrs.frozen(slots=True)
-class Lookup(Call["Entry | Failed"]):
-    """Answered with an ``Entry`` (the session resumed if it was not running)."""
-
-    session_id: str
-
-
-@attrs.frozen(slots=True)
-class Status(Call["dict[str, Any] | Failed"]):
-    pass
-
-
-@attrs.frozen(slots=True)
-class Running(Call["list[Entry] | Failed"]):
-    """Answered with an ``Entry`` per running session (none is resumed)."""
-
-
-@attrs.frozen(slots=True)
-class CancelAll(Call["dict[str, Any] | Failed"]):
-    """The daemon's shutdown: refuse new sessions and resumes from now on, then
-    cancel every running session's turn and subagents (concurrently) and wait
-    until each is idle and persisted. Answered with how many sessions and turns
-    were cancelled; ``Failed`` names the sessions that could not be."""
-
-    reason: str = "the daemon is stopping"
-
-
-@attrs.frozen(slots=True)
-class SpawnPause(Call["dict[str, Any] | Failed"]):
-    """The operator's spawn pause: ``paused`` True pauses new delegations daemon-wide,
-    False resumes them, None only reads; answered with ``{"paused": bool}``. Running
-    children go on either way."""
-
-    paused: bool | None = None
-
-
-@attrs.frozen(slots=True)
-class StopDelegations(Call["dict[str, Any] | Failed"]):
-    """The emergency stop went on (its file is written): every background delegation in
-    the daemon is stopped; answered with ``{"delegations_stopped": tasks}``."""
-
-
-@attrs.frozen(slots=True)
-class Failed:
-    error: Exception
-
-
-# -- answers -------------------------------------------------------------------------------
-
-
-@attrs.frozen(slots=True)
-class Entry:
-    session_id: str
-    handle: SessionHandle
-    hub: RecordingHub
-    path: str
-    processes: ProcessService | None = None
-    """The session's background-process registry (its child ``processes``), if running."""
-
-
-@attrs.frozen(slots=True)
-class SessionView:
-    """A session as the surfaces show it."""
-
-    id: str
-    title: str | None
-    model: str
-    created_at: float
-    updated_at: float
-    ended: bool
-    end_reason: str | None
-    messages: int
-    running: bool
-    busy: bool
-    turn: int
-    turn_path: str | None
-    queued: int
-    path: str | None
-    input_tokens: int
-    output_tokens: int
-    context_tokens: int = 0
-    """Prompt tokens of the context now (running sessions; 0 otherwise)."""
-    context_percent: float = 0.0
-    reviewing: bool = False
-    """A background memory review is running."""
-    cwd: str | None = None
-    """The running session's working directory (None when it is not running)."""
 
 
 def make_session(
@@ -493,65 +395,60 @@ class SessionsManager(Actor):
             return Failed(error)
 
     async def _handle(self, message: object) -> object:
-        if isinstance(message, Lookup):
-            live = await self._ensure(message.session_id)
-            return self._entry(message.session_id, live)
-        if isinstance(message, Running):
-            return [
-                self._entry(session_id, live)
-                for session_id, live in self.live.items()
-                if live.running and live.handle is not None
-            ]
-        if isinstance(message, CancelAll):
-            return await self._cancel_all(message.reason)
-        if isinstance(message, Create):
-            if self.stopping:
-                raise ShuttingDown("the daemon is shutting down: no new sessions")
-            if message.busy_mode is not None and message.busy_mode not in BUSY_MODES:
-                raise RequestError(
-                    f"busy_mode: expected one of {', '.join(BUSY_MODES)}, "
-                    f"got {message.busy_mode!r}",
-                    "invalid_params",
-                )
-            config = self._session_config(message.title, message.cwd, message.busy_mode)
-            if message.model is not None:
-                config = attrs.evolve(config, model=message.model)
-            if message.context_files is not None:
-                config = attrs.evolve(config, load_context_files=message.context_files)
-            registry = None
-            if message.toolsets is not None or message.without:
-                registry = job_registry(self.registry, message.toolsets, message.without)
-            info = await self.store.create_session(model=config.model, title=message.title)
-            try:
-                await self._start(info.id, config, None, registry)
-            except Exception as error:  # leave no session that looks alive but never ran
-                await self.store.end_session(info.id, f"failed to start: {error}"[:500])
-                raise
-            return await self._view(await self.store.get_session(info.id))
-        if isinstance(message, ListAll):
-            infos = await self.store.list_sessions(
-                limit=message.limit, include_ended=message.include_ended
-            )
-            return [await self._view(info) for info in infos]
-        if isinstance(message, Get):
-            return await self._view(await self._info(message.session_id))
-        if isinstance(message, Resume):
-            await self._ensure(message.session_id, reopen=True)
-            return await self._view(await self._info(message.session_id))
-        if isinstance(message, Close):
-            return await self._close(message.session_id, message.reason)
-        if isinstance(message, Status):
-            return self._status()
-        if isinstance(message, SpawnPause):
-            if message.paused is not None:
-                (self.subagents.pause if message.paused else self.subagents.resume)()
-                log.info("subagent spawning %s", "paused" if message.paused else "resumed")
-            return {"paused": self.subagents.paused}
-        if isinstance(message, StopDelegations):
-            stopped = await self.subagents.emergency_stop()
-            log.warning("emergency stop: %d background subagent task(s) stopped", stopped)
-            return {"delegations_stopped": stopped}
+        match message:
+            case Lookup(session_id=session_id):
+                return self._entry(session_id, await self._ensure(session_id))
+            case Running():
+                return [
+                    self._entry(session_id, live)
+                    for session_id, live in self.live.items()
+                    if live.running and live.handle is not None
+                ]
+            case CancelAll(reason=reason):
+                return await self._cancel_all(reason)
+            case Create():
+                return await self._create(message)
+            case ListAll(limit=limit, include_ended=include_ended):
+                infos = await self.store.list_sessions(limit=limit, include_ended=include_ended)
+                return [await self._view(info) for info in infos]
+            case Get(session_id=session_id):
+                return await self._view(await self._info(session_id))
+            case Resume(session_id=session_id):
+                await self._ensure(session_id, reopen=True)
+                return await self._view(await self._info(session_id))
+            case Close(session_id=session_id, reason=reason):
+                return await self._close(session_id, reason)
+            case Status():
+                return self._status()
+            case SpawnPause(paused=paused):
+                return spawn_pause(self.subagents, paused)
+            case StopDelegations():
+                return await stop_delegations(self.subagents)
         raise RequestError(f"the sessions manager does not handle {type(message).__name__}")
+
+    async def _create(self, message: Create) -> SessionView:
+        if self.stopping:
+            raise ShuttingDown("the daemon is shutting down: no new sessions")
+        if message.busy_mode is not None and message.busy_mode not in BUSY_MODES:
+            raise RequestError(
+                f"busy_mode: expected one of {', '.join(BUSY_MODES)}, got {message.busy_mode!r}",
+                "invalid_params",
+            )
+        config = self._session_config(message.title, message.cwd, message.busy_mode)
+        if message.model is not None:
+            config = attrs.evolve(config, model=message.model)
+        if message.context_files is not None:
+            config = attrs.evolve(config, load_context_files=message.context_files)
+        registry = None
+        if message.toolsets is not None or message.without:
+            registry = job_registry(self.registry, message.toolsets, message.without)
+        info = await self.store.create_session(model=config.model, title=message.title)
+        try:
+            await self._start(info.id, config, None, registry)
+        except Exception as error:  # leave no session that looks alive but never ran
+            await self.store.end_session(info.id, f"failed to start: {error}"[:500])
+            raise
+        return await self._view(await self.store.get_session(info.id))
 
     async def _close(self, session_id: str, reason: str) -> object:
         live = self.live.get(session_id)
@@ -603,38 +500,3 @@ class SessionsManager(Actor):
     async def on_stop(self, reason: ExitReason) -> None:
         self.settings.sessions_view.detach(self._running_entry)
         log.info("sessions manager stopping: %s", reason.describe())
-
-
-class ManagerClient:
-    """Typed calls to the manager; ``Failed`` answers are raised.
-
-    With a ``view``, a running session is looked up without a call
-    (``sessions_view.py``).
-    """
-
-    def __init__(
-        self, ref: CallTarget, timeout: float = 30.0, view: SessionsView | None = None
-    ) -> None:
-        self.ref = ref
-        self.timeout = timeout
-        self.view = view
-
-    async def call(self, message: Call[T | Failed], timeout: float | None = None) -> T:
-        """Call the manager; a ``Failed`` answer is raised, anything else returned."""
-        answer = await self.ref.call(message, timeout=timeout or self.timeout)
-        if isinstance(answer, Failed):
-            raise answer.error
-        return answer
-
-    async def status(self) -> dict[str, Any]:
-        """The manager's status, read through the view when it is attached."""
-        now = self.view.status() if self.view is not None else None
-        if now is not None:
-            return now  # no checkpoint: on a loaded loop each pass is milliseconds
-        return await self.call(Status())
-
-    async def lookup(self, session_id: str) -> Entry:
-        running = self.view.running(session_id) if self.view is not None else None
-        if running is not None:
-            return running
-        return await self.call(Lookup(session_id))

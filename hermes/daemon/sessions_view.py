@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .manager import Entry
+    from .manager_api import Entry
 
 EntryOf = Callable[[str], "Entry | None"]
 StatusOf = Callable[[], "dict[str, Any]"]
