@@ -10,17 +10,17 @@ The session decides when to start one and kills it the moment new input
 arrives (``hermes.session.reviews``); see ``docs/memory.md``.
 """
 
-from .actor import ReviewCost, Reviewer, ReviewJob, ReviewOutcome
+from .actor import Reviewer, ReviewJob, ReviewOutcome, spent_channel
 from .prompt import REVIEW_PROMPT, render_digest, review_messages
 from .settings import ReviewSettings
 
 __all__ = [
     "REVIEW_PROMPT",
-    "ReviewCost",
     "ReviewJob",
     "ReviewOutcome",
     "ReviewSettings",
     "Reviewer",
     "render_digest",
     "review_messages",
+    "spent_channel",
 ]

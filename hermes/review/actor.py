@@ -18,8 +18,10 @@ write_approval`` its commit stages them for the person, seed #265). Only a
 review that finishes commits the drafts, in one shielded step (in a thread, so a
 held file lock does not stall the loop); a
 cancelled or failed review commits nothing, so it leaves no partial writes.
-The outcome is the task's result; what its model calls cost is added as they
-finish to a ``ReviewCost`` its owner lends it, so it is known after a cancel too.
+The outcome is the task's result; what each model call cost is also sent, as it
+finishes, down the ``spent`` channel whose receive end its owner holds (bounded
+at ``max_iterations``: one value a call, never blocking), so the cost of a
+review killed midway is known too.
 No person attends a review: the tool context has no approval callback, so a
 dangerous command would be denied (only the memory and skill tools run anyway).
 """
@@ -88,12 +90,12 @@ class ReviewJob:
     removals are written when it completes, not staged as proposals."""
 
 
-@attrs.define(slots=True)
-class ReviewCost:
-    """What a review's finished model calls cost so far; lent by its owner, who reads it
-    however the review ended (a cancelled review's calls were paid for too)."""
-
-    usage: Usage = attrs.field(factory=Usage)
+def spent_channel(
+    settings: ReviewSettings,
+) -> tuple[trio.MemorySendChannel[Usage], trio.MemoryReceiveChannel[Usage]]:
+    """The channel a reviewer reports each model call's cost down: the send end is the
+    reviewer's, the receive end its owner's (room for every call it may make)."""
+    return trio.open_memory_channel[Usage](max(1, settings.max_iterations))
 
 
 @attrs.frozen(slots=True)
@@ -125,17 +127,20 @@ class Reviewer(Task[ReviewOutcome]):
         client: ModelClient,
         memory: MemoryStore | None,
         settings: ReviewSettings,
-        cost: ReviewCost | None = None,
+        spent: trio.MemorySendChannel[Usage] | None = None,
         skills: SkillLibrary | None = None,
     ) -> None:
         """``memory`` and ``skills``: what there is to review (each only when the job says
-        it is due)."""
+        it is due); ``spent``: where each model call's cost goes as it finishes
+        (``spent_channel``)."""
         self.job = job
         self.client = client
         self.memory = memory if job.memory else None
         self.skills = skills if job.skills else None
         self.settings = settings
-        self.cost = cost if cost is not None else ReviewCost()
+        self.spent = spent
+        self.usage = Usage()
+        """What its finished model calls cost (its own running total)."""
         self.memory_draft = (
             MemoryDraft(self.memory, attended=job.attended) if self.memory is not None else None
         )
@@ -202,10 +207,12 @@ class Reviewer(Task[ReviewOutcome]):
             try:
                 response = await self.client.complete(self._request(messages))
             except ModelError as error:  # nothing is committed: as if cancelled
-                usage = self.cost.usage
+                usage = self.usage
                 return ReviewOutcome("failed", 0, 0, str(error), iterations, tokens, usage)
             iterations += 1
-            self.cost.usage = self.cost.usage + response.usage
+            self.usage = self.usage + response.usage
+            if self.spent is not None:
+                self.spent.send_nowait(response.usage)  # room for every call: never full
             tokens += response.usage.prompt_tokens + response.usage.output_tokens
             messages.append(response.message)
             uses = response.message.tool_uses()
@@ -230,7 +237,7 @@ class Reviewer(Task[ReviewOutcome]):
             staged += len(skills.staged)
             details.append(skills.summary())
         return ReviewOutcome(
-            end, added, staged, "\n".join(details), iterations, tokens, self.cost.usage, skills
+            end, added, staged, "\n".join(details), iterations, tokens, self.usage, skills
         )
 
     def _commit(self) -> tuple[CommitReport | None, SkillDraftReport | None]:

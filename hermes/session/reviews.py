@@ -13,7 +13,9 @@ kills it at once (``cancel``), before the session does anything else: the
 review never competes with a live turn. The reviewer is a ``TaskChild``
 (temporary, brutal, unlinked: its crash is reported as a failed review, the
 session goes on). How it ended comes back as the task's result; what it
-cost, from the ``ReviewCost`` lent to it.
+cost, from the receive end of its ``spent`` channel (``hermes.review.spent_channel``:
+one value per finished model call, sent by the reviewer, read here once it has
+exited, so a killed review is charged too). Nothing is lent to it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import trio
 from actors import ActorContext, Down, ExitKind, Timer
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
-from hermes.review import ReviewCost, Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
+from hermes.review import Reviewer, ReviewJob, ReviewOutcome, ReviewSettings, spent_channel
 from hermes.skills import SkillLibrary
 from hermes.store import StoreError
 
@@ -56,8 +58,20 @@ class _Review:
     """The review running now."""
 
     job: ReviewJob
-    cost: ReviewCost
+    spent: trio.MemoryReceiveChannel[Usage]
+    """What each of its finished model calls cost (read once it has exited)."""
     task: TaskChild[ReviewOutcome]
+
+    def cost(self) -> Usage:
+        """The sum of what it reported, however it ended (the channel is then closed)."""
+        total = Usage()
+        while True:
+            try:
+                total = total + self.spent.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+        self.spent.close()
+        return total
 
 
 class ReviewHost:
@@ -193,10 +207,10 @@ class ReviewHost:
             focus=focus or "",
             attended=focus is not None,
         )
-        cost = ReviewCost()
-        reviewer = Reviewer(job, self.client, self.memory, self.settings, cost, self.skills)
+        send, spent = spent_channel(self.settings)
+        reviewer = Reviewer(job, self.client, self.memory, self.settings, send, self.skills)
         task = await TaskChild.start(ctx, reviewer, name=REVIEWER_NAME, monitored=True)
-        self._running = _Review(job, cost, task)
+        self._running = _Review(job, spent, task)
         self.hub.publish(ev.ReviewStarted(turn))
 
     def schedule(self, ctx: ActorContext, turn: int) -> bool:
@@ -233,7 +247,7 @@ class ReviewHost:
             return False
         ended = await running.task.stop()
         finished = isinstance(ended, ReviewOutcome)  # it had finished (and committed) first
-        await self._charge(running.cost)
+        await self._charge(running.cost())
         if isinstance(ended, ReviewOutcome):
             self._report(running.job, ended.end, ended.detail, ended)
         else:
@@ -250,7 +264,7 @@ class ReviewHost:
             return False
         self._running = None
         ended = await running.task.exited()
-        await self._charge(running.cost)
+        await self._charge(running.cost())
         job = running.job
         if isinstance(ended, ReviewOutcome):
             self._report(job, ended.end, ended.detail, ended)
@@ -266,13 +280,13 @@ class ReviewHost:
         added, staged = (done.added, done.staged) if done is not None else (0, 0)
         self.hub.publish(ev.ReviewCompleted(job.turn, outcome, added, staged, detail))
 
-    async def _charge(self, cost: ReviewCost) -> None:
+    async def _charge(self, cost: Usage) -> None:
         """Add what the review's model calls cost to the session's usage (bounded)."""
-        if self.charge is None or cost.usage == Usage():
+        if self.charge is None or cost == Usage():
             return
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + CHARGE_TIMEOUT
             try:
-                await self.charge(cost.usage)
+                await self.charge(cost)
             except StoreError as error:
                 log.warning("review usage not recorded: %s", error)
