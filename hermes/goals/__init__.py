@@ -5,7 +5,8 @@ toward its goal, an evaluation task (``evaluate.py``) runs the goal's quality
 gates (``gates.py``) and then the judge, a short structured call to the
 auxiliary model (``judge.py``); the keeper decides from its verdict whether to
 continue (the next turn starts with the judge's note, as machine input), end,
-pause or wait. ``/loop`` wakes the session on a cadence until the agent replies
+pause or wait (on a timer, or on a background process or pid the judge named
+until it ends: ``barrier.py``). ``/loop`` wakes the session on a cadence until the agent replies
 ``LOOP_COMPLETE``, a ``--until`` judge rules the condition met, or its count
 runs out (``loop.py``, ``looper.py``). The slash grammar and the commands every
 surface builds are in ``commands.py``. See ``docs/goals.md``.

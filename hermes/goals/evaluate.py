@@ -8,20 +8,27 @@ what happened; the keeper decides what it means for the goal or the loop.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from actors import MailboxConfig, Overflow, Task
 
+from .barrier import background
 from .gates import GateCheck, check_gates
 from .judge import Judged, draft_contract, judge_goal
 from .record import Contract, Goal
 
 if TYPE_CHECKING:
     from hermes.model.client import ModelClient
+    from hermes.processes import ProcessService
+
+LIST_TIMEOUT = 5.0
+"""Seconds the evaluation waits for the session's process list (else the judge sees none)."""
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -58,8 +65,10 @@ class Evaluation(Task[Outcome]):
         timeout: float,
         cwd: Path,
         env: Mapping[str, str],
+        processes: ProcessService | None = None,
     ) -> None:
         self.job = job
+        self.processes = processes
         self.client = client
         self.model = model
         self.timeout = timeout
@@ -77,5 +86,21 @@ class Evaluation(Task[Outcome]):
                 return Outcome(job=job, gates=gates)
         else:
             gates = GateCheck()
-        judged = await judge_goal(self.client, self.model, job.goal, job.reply, self.timeout)
+        running = await self._background() if job.kind == "goal" else ""
+        judged = await judge_goal(
+            self.client, self.model, job.goal, job.reply, self.timeout, running
+        )
         return Outcome(job=job, gates=gates, judged=judged)
+
+    async def _background(self) -> str:
+        """The session's running processes, as the judge is shown them ('' for none)."""
+        if self.processes is None:
+            return ""
+        from hermes.processes import ProcessError
+
+        with trio.move_on_after(LIST_TIMEOUT):
+            try:
+                return background(await self.processes.list(), time.time())
+            except ProcessError:
+                return ""
+        return ""

@@ -15,6 +15,7 @@ from .settings import GoalSettings
 
 if TYPE_CHECKING:
     from hermes.model.client import ModelClient
+    from hermes.processes import ProcessService
 
 Delivered = Callable[[], Awaitable[None]]
 Send = Callable[[str, str, Delivered | None], Awaitable[None]]
@@ -41,6 +42,9 @@ class GoalHost:
     """A person drives this session: only then may gates (shell commands) be added."""
     save: Callable[[str | None], Awaitable[None]] | None = None
     """Keep the goal and loop's state (``persist.dump``) where a restart finds it."""
+    processes: ProcessService | None = None
+    """The session's background processes: the judge sees the running ones, and a
+    ``wait`` on one of them parks the goal until it ends (``barrier.py``)."""
 
     def stopped(self) -> bool:
         """The emergency stop is on (its file exists)."""
@@ -77,6 +81,7 @@ class Slot:
             timeout=host.settings.judge_timeout,
             cwd=host.cwd,
             env=host.env,
+            processes=host.processes,
         )
         ref = await host.ctx.spawn_task(task, name=self.name, shutdown=0, link=False)
         self._ref, self.job, self._monitor = ref, job, host.ctx.monitor(ref)

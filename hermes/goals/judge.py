@@ -49,6 +49,11 @@ class Judged:
     parse_failed: bool = False
     transport_failed: bool = False
     wait_seconds: float | None = None
+    wait_on_session: str | None = None
+    """``wait``: a background process of this session (its id) whose exit, or whose
+    watch-pattern notice, ends the wait."""
+    wait_on_pid: int | None = None
+    """``wait``: a pid on this host whose exit ends the wait."""
 
 
 JUDGE_SYSTEM = (
@@ -59,8 +64,12 @@ JUDGE_SYSTEM = (
     "the reply shows concrete evidence of it).\n"
     "blocked: the goal cannot be satisfied as stated, or the agent needs the user's input "
     "or has stopped to wait for the user. Quote any error the reply names.\n"
-    "wait: not done, and the next step is waiting for work already running on its own "
-    "(give wait_seconds).\n"
+    "wait: not done, and the agent cannot progress until work already running on its own "
+    "finishes. For a background process listed below that the reply shows it waits on "
+    "(a build, a test run, a CI poller), give its id in wait_on_session (the wait ends "
+    "when it exits or its watch patterns match); for another process, its pid in "
+    "wait_on_pid (ends when it exits); for a fixed delay (a rate limit, a backoff), "
+    "wait_seconds. Never wait just because work remains.\n"
     "continue: not done and there is a concrete next step the agent can take now; the "
     "default when in doubt.\n"
     "Answer by calling the verdict tool once, with a one-sentence reason."
@@ -75,6 +84,8 @@ VERDICT_TOOL = ToolSpec(
             "verdict": {"type": "string", "enum": [v.value for v in Verdict]},
             "reason": {"type": "string"},
             "wait_seconds": {"type": "integer", "minimum": 1},
+            "wait_on_session": {"type": "string"},
+            "wait_on_pid": {"type": "integer", "minimum": 1},
         },
         "required": ["verdict", "reason"],
     },
@@ -91,8 +102,9 @@ DRAFT_SYSTEM = (
 )
 
 
-def judge_prompt(goal: Goal, reply: str) -> str:
-    """What the judge is shown: the goal, its contract and subgoals, the reply's end."""
+def judge_prompt(goal: Goal, reply: str, background: str = "") -> str:
+    """What the judge is shown: the goal, its contract and subgoals, the reply's end, and
+    the session's running background processes (``background``, one line each)."""
     parts = [f"Goal:\n{goal.text}"]
     contract = goal.contract.render()
     if contract:
@@ -102,6 +114,10 @@ def judge_prompt(goal: Goal, reply: str) -> str:
         parts.append(f"Additional criteria (all must be met for done):\n{numbered}")
     shown = reply if len(reply) <= REPLY_LIMIT else "[...]" + reply[-REPLY_LIMIT:]
     parts.append(f"Agent's most recent reply:\n{shown}")
+    if background:
+        parts.append(
+            "Background processes the agent has running (it may be waiting on one):\n" + background
+        )
     parts.append("Is the goal done, blocked, continue, or wait?")
     return "\n\n".join(parts)
 
@@ -128,15 +144,11 @@ def read_verdict(data: object, text: str) -> Judged:
     if isinstance(data, dict) and isinstance(data.get("verdict"), str):
         word = data["verdict"].strip().lower()
         reason = str(data.get("reason") or "").strip() or "no reason given"
-        seconds = data.get("wait_seconds")
-        wait = None
-        if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0:
-            wait = float(seconds)
         for verdict in Verdict:
             if word == verdict.value:
-                if verdict is Verdict.WAIT and wait is None:
-                    return Judged(Verdict.CONTINUE, f"{reason} (a wait with no time: continuing)")
-                return Judged(verdict, reason, wait_seconds=wait)
+                if verdict is Verdict.WAIT:
+                    return _wait(data, reason)
+                return Judged(verdict, reason)
     words = text.strip().split(None, 1)
     if words:
         head = words[0].strip(".:!*\"'").lower()
@@ -147,15 +159,41 @@ def read_verdict(data: object, text: str) -> Judged:
     return Judged(Verdict.CONTINUE, f"the judge's reply held no verdict ({shown!r})", True)
 
 
+def _positive(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
+def _wait(data: dict[str, Any], reason: str) -> Judged:
+    """A ``wait`` and what it waits on: a process of the session first (its own trigger
+    ends it), then a pid, then a time; a wait on nothing is a continue."""
+    session = data.get("wait_on_session")
+    if isinstance(session, str) and session.strip():
+        return Judged(Verdict.WAIT, reason, wait_on_session=session.strip()[:100])
+    pid = _positive(data.get("wait_on_pid"))
+    if pid is not None and pid == int(pid):
+        return Judged(Verdict.WAIT, reason, wait_on_pid=int(pid))
+    seconds = _positive(data.get("wait_seconds"))
+    if seconds is not None:
+        return Judged(Verdict.WAIT, reason, wait_seconds=seconds)
+    return Judged(Verdict.CONTINUE, f"{reason} (a wait on nothing: continuing)")
+
+
 async def judge_goal(
-    client: ModelClient, model: str, goal: Goal, reply: str, timeout: float
+    client: ModelClient,
+    model: str,
+    goal: Goal,
+    reply: str,
+    timeout: float,
+    background: str = "",
 ) -> Judged:
     """Ask the judge about ``reply``; never raises a model error (they are failures)."""
     if not reply.strip():
         return Judged(Verdict.CONTINUE, "the reply was empty (nothing to judge)")
     request = ModelRequest(
         model=model,
-        messages=(Message.user(judge_prompt(goal, reply)),),
+        messages=(Message.user(judge_prompt(goal, reply, background)),),
         max_tokens=JUDGE_MAX_TOKENS,
         system=(TextBlock(JUDGE_SYSTEM),),
         tools=(VERDICT_TOOL,),

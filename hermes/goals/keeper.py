@@ -8,7 +8,8 @@ gates first, then the judge. What comes back decides (seeds #221, #223, #233):
 
 - a failing gate: its output is the next continuation; past its retries, pause;
 - ``done``: the goal is done; ``blocked``: paused with the judge's reason;
-- ``wait``: no continuation now, a timer wakes it (or new input does);
+- ``wait``: no continuation now; a timer, or the end of the background process
+  or pid the judge named (``barrier.py``), wakes it, and so does new input;
 - ``continue``: the next turn starts with the judge's note, as machine input,
   until the turn budget is spent (then paused, naming /goal resume and clear);
 - too many unreadable replies or failed judge calls in a row: paused.
@@ -28,6 +29,7 @@ import attrs
 from actors import Down
 
 from . import persist
+from .barrier import WAIT_LIMIT, Barrier, BarrierSlot
 from .commands import (
     Command,
     GateCommand,
@@ -43,7 +45,7 @@ from .events import GoalUpdated
 from .host import ESTOP_RECHECK, GoalHost, Slot
 from .judge import Judged, Verdict
 from .looper import Looper, LoopTick
-from .prompts import CONTINUATION, GATE_FAILED, PAUSE_HINT
+from .prompts import GATE_FAILED, PAUSE_HINT, continuation
 from .record import (
     MAX_PARSE_FAILURES,
     MAX_TRANSPORT_FAILURES,
@@ -57,8 +59,6 @@ from .record import (
 
 T = TypeVar("T")
 
-WAIT_LIMIT = 1800.0
-"""Longest a judge's ``wait`` parks the goal before it is poked again (seconds)."""
 STOPPED = ("interrupted", "cancelled")
 BROKEN = ("failed", "halted", "unknown_tools")
 JUDGED = ("completed", "max_iterations")
@@ -79,6 +79,7 @@ class GoalKeeper:
         self.goal: Goal | None = None
         self.looper = Looper(host, self._goal_blocks_loop)
         self._slot = Slot(host, "goal-judge")
+        self._barrier = BarrierSlot(host.ctx, host.processes)
         self._pending: Job | None = None
         """A goal evaluation that waits for the contract's draft to finish."""
         self._generation = 0
@@ -119,7 +120,10 @@ class GoalKeeper:
             case SetGoal():
                 return await self._set(command)
             case GoalVerb(verb="status"):
-                return self._answer(self.goal.status_line() if self.goal else "no goal set")
+                line = self.goal.status_line() if self.goal else "no goal set"
+                if self._barrier.barrier is not None:
+                    line += f" (waiting on {self._barrier.barrier.describe()})"
+                return self._answer(line)
             case GoalVerb(verb="pause"):
                 goal = self._require("pause")
                 await self._cancel_work()
@@ -156,6 +160,7 @@ class GoalKeeper:
         goal = self.goal
         if goal is None or goal.status is not GoalStatus.ACTIVE or turn <= goal.since_turn:
             return
+        await self._barrier.stop()  # new input woke a parked goal: this turn is judged
         if reason in STOPPED:
             await self._pause(f"turn {turn} was {reason}")
         elif reason in BROKEN:
@@ -168,7 +173,7 @@ class GoalKeeper:
                 await self._slot.start(job)
 
     def owns(self, down: Down) -> bool:
-        return self._slot.owns(down) or self.looper.owns(down)
+        return self._slot.owns(down) or self.looper.owns(down) or self._barrier.owns(down)
 
     async def on_down(self, down: Down) -> None:
         await self._on_down(down)
@@ -177,6 +182,9 @@ class GoalKeeper:
     async def _on_down(self, down: Down) -> None:
         if self.looper.owns(down):
             await self.looper.on_down()
+            return
+        if self._barrier.owns(down):
+            await self._lifted(await self._barrier.lifted())
             return
         job, outcome = await self._slot.outcome()
         if job.kind == "draft":
@@ -270,7 +278,7 @@ class GoalKeeper:
             since_turn=self.host.turn_number(),
         )
         output = self._update(f"goal resumed ({self.goal.max_turns}-turn budget): {goal.text}")
-        turn = await self._send(self._continuation(self.goal, "the person resumed the goal"))
+        turn = await self._send(continuation(self.goal, "the person resumed the goal"))
         return self._answer(output, turn)
 
     def _gate(self, command: GateCommand) -> GoalAnswer:
@@ -424,6 +432,11 @@ class GoalKeeper:
             await self._pause(
                 f"turn budget spent ({goal.turns_used}/{goal.max_turns})", verdict=verdict.value
             )
+        elif verdict is Verdict.WAIT and (judged.wait_on_session or judged.wait_on_pid):
+            barrier = Barrier(judged.wait_on_session, judged.wait_on_pid)
+            await self._barrier.park(barrier)
+            what = barrier.describe()
+            self._update(f"goal waiting on {what}: {reason}", verdict="wait", reason=reason)
         elif verdict is Verdict.WAIT:
             seconds = min(judged.wait_seconds or WAIT_LIMIT, WAIT_LIMIT)
             self._generation += 1
@@ -439,23 +452,17 @@ class GoalKeeper:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _continuation(self, goal: Goal, note: str) -> str:
-        criteria = ""
-        if not goal.contract.empty:
-            criteria += f"Completion contract:\n{goal.contract.render()}\n\n"
-        if goal.subgoals:
-            numbered = "\n".join(f"- {i}. {s}" for i, s in enumerate(goal.subgoals, 1))
-            criteria += f"Additional criteria (all must be met):\n{numbered}\n\n"
-        return CONTINUATION.format(
-            turn=goal.turns_used + 1,
-            budget=goal.max_turns,
-            goal=goal.text,
-            criteria=criteria,
-            note=note,
-        )
+    async def _lifted(self, news: str) -> None:
+        """A judge's wait on a process or pid is over: the goal goes on with the news."""
+        goal = self.goal
+        if goal is None or goal.status is not GoalStatus.ACTIVE:
+            return
+        self._update(f"goal wait over: {news.splitlines()[0]}", verdict="continue")
+        said = goal.last_reason or "wait"
+        await self._continue(goal, f"{said}\nThe wait is over: {news}")
 
     async def _continue(self, goal: Goal, note: str) -> None:
-        await self._send_if_idle(self._continuation(goal, note))
+        await self._send_if_idle(continuation(goal, note))
 
     async def _send_if_idle(self, text: str) -> None:
         """A continuation, unless a turn runs or input waits (its end is judged instead);
@@ -491,6 +498,7 @@ class GoalKeeper:
         self._pending = None
         self._generation += 1  # a pending GoalWake is stale now
         await self._slot.stop()
+        await self._barrier.stop()
 
     def _update(self, message: str, verdict: str | None = None, reason: str | None = None) -> str:
         goal = self.goal

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .record import Goal
+
 CONTINUATION = (
     "[Continuing toward your standing goal: turn {turn} of {budget}]\nGoal: {goal}\n\n"
     "{criteria}The judge's note on your last reply: {note}\n\n"
@@ -16,3 +18,20 @@ GATE_FAILED = (
     "is wrong or cannot pass, say so and stop."
 )
 PAUSE_HINT = "/goal resume to keep going (the turn budget starts again), /goal clear to stop"
+
+
+def continuation(goal: Goal, note: str) -> str:
+    """The next turn's prompt: the goal, its contract and subgoals, and ``note``."""
+    criteria = ""
+    if not goal.contract.empty:
+        criteria += f"Completion contract:\n{goal.contract.render()}\n\n"
+    if goal.subgoals:
+        numbered = "\n".join(f"- {i}. {s}" for i, s in enumerate(goal.subgoals, 1))
+        criteria += f"Additional criteria (all must be met):\n{numbered}\n\n"
+    return CONTINUATION.format(
+        turn=goal.turns_used + 1,
+        budget=goal.max_turns,
+        goal=goal.text,
+        criteria=criteria,
+        note=note,
+    )

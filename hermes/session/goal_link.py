@@ -80,6 +80,7 @@ def goal_keeper(owner: TurnOwner) -> GoalKeeper:
         busy=busy,
         attended=not config.unattended,
         save=save,
+        processes=owner.processes,
     )
     return GoalKeeper(host)
 

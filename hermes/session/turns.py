@@ -21,6 +21,7 @@ import trio
 from actors import Actor, ExitReason, Reply
 from hermes.goals import GoalKeeper
 from hermes.model import Message, TextBlock, Usage
+from hermes.processes import ProcessService
 from hermes.store import StoreError
 from hermes.tools import ToolContext
 
@@ -77,6 +78,7 @@ class TurnOwner(Actor):
     prompts: PromptRecord
     reviews: ReviewHost
     goals: GoalKeeper
+    processes: ProcessService
     tools: SessionTools
     tools_ctx: ToolContext
     turn_number: int
