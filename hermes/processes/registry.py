@@ -17,7 +17,7 @@ Finished processes stay listed for ``finished_ttl`` (30 minutes). When the
 registry stops (its session closed, the daemon shut down) its watchers are
 stopped all at once, each killing its process group within its budget.
 On start, with a store, it recovers its session's checkpoint (adopt or mark
-lost; see ``checkpoint.py``).
+lost; see ``checkpoint.py``); that and a subagent's hand-off are ``adoption.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
-import time
 from typing import Any
 
 import attrs
@@ -44,12 +43,11 @@ from actors import (
     StartFailed,
     Timer,
 )
-from hermes.procgroup import exit_status, kill_group
-from hermes.store import ProcessRecord, StoreClient, StoreError
+from hermes.store import StoreClient
 
-from .adopted import AdoptedWatcher
+from .adoption import recover, take_over
 from .buffer import OutputBuffer
-from .checkpoint import Checkpoint, leader_fingerprint
+from .checkpoint import Checkpoint
 from .config import ProcessConfig
 from .errors import (
     ProcessError,
@@ -183,8 +181,11 @@ class ProcessRegistry(Actor):
 
     async def on_start(self) -> None:
         self.ctx.send_interval(self.config.prune_interval, _Prune())
-        if self.checkpoint is not None:
-            await self._recover()
+        if self.checkpoint is not None:  # a checkpoint's processes, adopted or marked lost
+            found = await recover(self.ctx, self.session_id, self.checkpoint, self.config)
+            for each in found:
+                ended = each.watcher is None
+                self.entries[each.state.id] = _Entry(each.state, each.watcher, ended=ended)
 
     async def on_stop(self, reason: ExitReason) -> None:
         # The watchers have stopped (and killed their groups): answer every waiter.
@@ -310,47 +311,17 @@ class ProcessRegistry(Actor):
 
     async def _adopt(self, message: Adopt) -> ProcessInfo:
         """A subagent's watcher hands us a running process (see ``handoff.py``)."""
-        transfer = message.transfer
-        state = transfer.state
         self._prune(trio.current_time())
         self._make_room()  # full: refused before the take, so the child keeps it
-        if state.id in self.entries:
-            raise ProcessError(f"Background process {state.id} is already in this session.")
-        if not message.ticket.take():
-            raise ProcessError(f"The hand-off of {state.id} was abandoned by its sender.")
-        # Ours from here on: any failure below must kill it.
-        state.session_id = self.session_id
-        state.note(f"handed over by subagent session {transfer.from_session}")
-        watcher = ProcessWatcher(
-            state, transfer.spec, self.config, self.checkpoint, transfer=transfer
+        state, ref, watcher = await take_over(
+            self.ctx, message, self.session_id, self.entries, self.config, self.checkpoint
         )
-        try:
-            ref = await self.ctx.spawn(
-                watcher,
-                name=state.id,
-                shutdown=self.config.stop_budget,
-                start_timeout=self.config.store_timeout + 5.0,
-            )
-        except BaseException as exc:
-            # A failed start ran the watcher's on_stop, which killed the group; make sure.
-            with trio.CancelScope(shield=True), trio.move_on_after(self.config.stop_budget):
-                if transfer.process.returncode is None:
-                    await kill_group(
-                        transfer.process,
-                        grace=self.config.kill_grace,
-                        kill_wait=self.config.kill_wait,
-                    )
-            state.finish(ProcessStatus.KILLED, exit_status(transfer.process.returncode))
-            if isinstance(exc, StartFailed):
-                raise ProcessError(
-                    f"Background process {state.id} could not be taken over "
-                    f"({exc.reason.describe()}); it was stopped."
-                ) from exc
-            raise
         self.entries[state.id] = _Entry(state, ref, actor=watcher)
         info = state.info()
         self._emit(
-            handed_over_notice(self.session_id, state.id, state.command, transfer.from_session)
+            handed_over_notice(
+                self.session_id, state.id, state.command, message.transfer.from_session
+            )
         )
         if message.on_handed is not None:
             try:
@@ -536,53 +507,6 @@ class ProcessRegistry(Actor):
                 log.exception("process registry %s: the notify sink failed", self.ctx.path)
         if self.hold.holding and self._hold_timer is None:  # the emergency stop is on
             self._hold_timer = self.ctx.send_after(HOLD_RECHECK, _HoldRecheck())
-
-    # -- recovery ------------------------------------------------------------------------
-
-    async def _recover(self) -> None:
-        assert self.checkpoint is not None
-        try:
-            recovery = await self.checkpoint.recover()
-        except StoreError as exc:
-            log.warning(
-                "process registry %s: could not recover session %s's processes: %s",
-                self.ctx.path,
-                self.session_id,
-                exc,
-            )
-            return
-        for row in recovery.skipped:
-            log.info("process %s: owned by live daemon pid %d; left alone", row.id, row.owner_pid)
-        for row in recovery.lost:
-            state = self._state_of(row)
-            state.finish(ProcessStatus.LOST, None)
-            state.note("found dead (or its pid reused) after a daemon restart")
-            self.entries[row.id] = _Entry(state, ended=True)
-        for row in recovery.adopt:
-            state = self._state_of(row)
-            watcher = AdoptedWatcher(state, leader_fingerprint(row), self.config, self.checkpoint)
-            try:
-                ref = await self.ctx.spawn(watcher, name=row.id, shutdown=self.config.stop_budget)
-            except StartFailed as exc:
-                log.error("process %s: could not adopt: %s", row.id, exc.reason.describe())
-                continue
-            self.entries[row.id] = _Entry(state, ref)
-
-    def _state_of(self, row: ProcessRecord) -> ProcessState:
-        age = max(0.0, time.time() - row.started_at)
-        return ProcessState(
-            id=row.id,
-            session_id=row.session_id,
-            command=row.command,
-            cwd=row.cwd,
-            buffer=OutputBuffer(self.config.buffer_chars),
-            started_at=row.started_at,
-            started_clock=trio.current_time() - age,
-            pid=row.pid,
-            pgid=row.pgid,
-            start_time=row.start_time,
-            stdin_open=False,
-        )
 
 
 async def spawn_process_registry(
