@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -52,22 +51,6 @@ class Watcher(Actor):
             self.ctx.stop()
         else:
             self.ctx.watch_liveness(message, LivenessSpec(interval=10.0))
-
-
-@pytest.fixture
-def saved_garbage() -> Iterator[list[Any]]:
-    """``gc.garbage`` of collections made during the test, with automatic GC off."""
-    gc.collect()
-    enabled = gc.isenabled()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        yield gc.garbage
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        if enabled:
-            gc.enable()
 
 
 def runtime_garbage(garbage: list[Any]) -> list[str]:

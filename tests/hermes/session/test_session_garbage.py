@@ -8,7 +8,6 @@ finds are saved (``DEBUG_SAVEALL``) and none may be a part of a session.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -24,21 +23,6 @@ from hermes.session.session import SessionActor
 from hermes.subagents import SubagentRuntime, with_delegation
 
 SESSION_TYPES = (SessionActor, ContextKeeper, ReviewHost, Conversation)
-
-
-@pytest.fixture
-def saved_garbage() -> Iterator[list[Any]]:
-    gc.collect()
-    enabled = gc.isenabled()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        yield gc.garbage
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        if enabled:
-            gc.enable()
 
 
 @pytest.mark.parametrize("delegating", [False, True], ids=["plain", "delegating"])
