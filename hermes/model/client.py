@@ -23,6 +23,7 @@ from anthropic.types import Message as WireMessage
 from .convert import StreamAssembler, WireCache, estimate_tokens, request_body
 from .errors import FailureReason, ModelError, RecoveryHints, StreamProblem, classify
 from .policy import RetryPolicy, StalePolicy
+from .pools import SdkPools
 from .types import AttemptFailed, MessageComplete, ModelEvent, ModelRequest, ModelResponse
 
 log = logging.getLogger("hermes.model")
@@ -55,14 +56,11 @@ class ModelClient:
         self.retry = retry or RetryPolicy()
         self.stale = stale or StalePolicy()
         self.fallback_models = tuple(fallback_models)
-        self._http = httpx2.AsyncClient(
+        self._sdk = SdkPools(
+            api_key=api_key,
+            base_url=base_url,
             trust_env=trust_env,
-            timeout=httpx2.Timeout(None, connect=connect_timeout),
-            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
-        )
-        # The SDK's own retries are off: ours honour a deadline and are cancellable.
-        self._sdk = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, http_client=self._http
+            connect_timeout=connect_timeout,
         )
         self._wire = WireCache()
 
@@ -75,7 +73,7 @@ class ModelClient:
     async def aclose(self) -> None:
         """Close the HTTP client (bounded and shielded: cleanup must finish)."""
         with trio.CancelScope(shield=True), trio.move_on_after(5):
-            await self._sdk.close()
+            await self._sdk.aclose()
 
     async def complete(
         self, request: ModelRequest, on_event: EventSink | None = None
@@ -151,12 +149,15 @@ class ModelClient:
         # deadline costs trio some work, and every event would otherwise pay it.
         rearm_after = stale_after * 0.05
         armed_at = trio.current_time()
-        with trio.CancelScope(deadline=min(armed_at + stale_after, deadline)) as watchdog:
+        with (
+            trio.CancelScope(deadline=min(armed_at + stale_after, deadline)) as watchdog,
+            self._sdk.lease() as sdk,  # busy until the stream is closed
+        ):
             try:
                 # The body goes as bytes: the SDK then sends it as is. Passed as params,
                 # it builds a deep copy of them (``copy_tree``) that lives as long as the
                 # stream; see ``WireCache`` for why that mattered.
-                stream = await self._sdk.post(
+                stream = await sdk.post(
                     "/v1/messages",
                     cast_to=WireMessage,
                     content=body,
