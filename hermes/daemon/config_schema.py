@@ -153,6 +153,11 @@ def _model_names(value: Any) -> str | None:
     return None if len(set(value)) == len(value) else expected
 
 
+def _commands(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+    return None if ok else "a list of shell commands like 'ruff check {files}'"
+
+
 def _optional_str(value: Any) -> str | None:
     return None if isinstance(value, str) else "a string"
 
@@ -233,6 +238,15 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "verify_on_stop": Key(
             False, _bool, "send back an answer after code edits with no passing check", reload=True
+        ),
+        "late_checks": Key(
+            [],
+            _commands,
+            "checker commands run at a final answer on the code files the turn edited",
+            reload=True,
+        ),
+        "late_check_timeout": Key(
+            60.0, _number(0), "seconds a late_checks command may run", reload=True
         ),
     },
     "compression": {

@@ -59,10 +59,13 @@ def review_settings(config: Config) -> ReviewSettings:
 
 
 def stop_settings(config: Config) -> StopSettings:
-    """``[session] stall_guard`` and ``verify_on_stop``: the turn's stop gates."""
+    """``[session] stall_guard``, ``verify_on_stop``, ``late_checks`` and
+    ``late_check_timeout``: the turn's stop gates."""
     return StopSettings(
         stall_guard=config.get("session", "stall_guard"),
         verify_on_stop=config.get("session", "verify_on_stop"),
+        late_checks=tuple(config.get("session", "late_checks")),
+        late_check_timeout=config.get("session", "late_check_timeout"),
     )
 
 

@@ -126,7 +126,10 @@ class TurnActor(TurnModel, Task[TurnDone]):
         self._init_model()
         checks = deps.tools_ctx.services.get(LateChecks)
         self._stops = StopGates(
-            deps.config.stops, checks if isinstance(checks, LateChecks) else None
+            deps.config.stops,
+            checks if isinstance(checks, LateChecks) else None,
+            cwd=deps.tools_ctx.cwd,
+            env=deps.tools_ctx.env,
         )
 
     # -- the task ------------------------------------------------------------------------

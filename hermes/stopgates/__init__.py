@@ -2,7 +2,8 @@
 
 The stall guard (seed #236, on by default), verify-on-stop (seed #228, off by
 default) and late checker verdicts (seed #239, a hook point a tool fills
-through the ``LateChecks`` service). ``StopGates`` runs them for one turn; see
+through the ``LateChecks`` service; ``checkers.py`` fills it with the commands
+of ``[session] late_checks``, off unless configured). ``StopGates`` runs them for one turn; see
 ``docs/goals.md``.
 """
 

@@ -1,6 +1,7 @@
 """``StopGates``: what a turn's final answer passes through before the turn may end.
 
-In order: late checker verdicts (``late.py``), the stall guard (``stall.py``),
+In order: late checker verdicts (``late.py``; the configured checker commands
+run first, ``checkers.py``), the stall guard (``stall.py``),
 verify-on-stop (``verify.py``). The first that objects answers with the nudge
 the turn sends as its next user message (the answer stays in the transcript as
 an interim reply); each has its own budget per turn, after which it lets the
@@ -9,13 +10,15 @@ answer through.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import attrs
 
 from hermes.model import Message
 
 from . import late, stall, verify
+from .checkers import Checkers
 from .settings import LATE_NUDGES, STALL_NUDGES, VERIFY_NUDGES, StopSettings
 
 
@@ -38,9 +41,20 @@ class Nudge:
 class StopGates:
     """One turn's stop gates and what each has spent."""
 
-    def __init__(self, settings: StopSettings, checks: late.LateChecks | None = None) -> None:
+    def __init__(
+        self,
+        settings: StopSettings,
+        checks: late.LateChecks | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.settings = settings
         self.checks = checks
+        self.checkers: Checkers | None = None
+        """The configured checker commands (``late_checks``), given a working directory."""
+        if settings.late_checks and checks is not None and cwd is not None:
+            timeout = settings.late_check_timeout
+            self.checkers = Checkers(settings.late_checks, cwd, env or {}, timeout)
         self.spent = {"late_checks": 0, "stall_guard": 0, "verify_on_stop": 0}
 
     async def check(
@@ -49,6 +63,8 @@ class StopGates:
         """The nudge for ``answer``, or None: the turn may end."""
         spent = self.spent
         if self.checks is not None and spent["late_checks"] < LATE_NUDGES:
+            if self.checkers is not None:
+                await self.checkers.run(turn_messages, self.checks)
             found = await self.checks.collect(self.settings.late_wait)
             if found:
                 return self._spend("late_checks", late.nudge(found))

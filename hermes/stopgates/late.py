@@ -8,7 +8,8 @@ LateChecks)``), returns at once, and later ``deliver``s the problems it found
 ``late_wait`` seconds (5) for this session's tickets still open, then takes
 every delivered verdict with problems: the answer is kept as an interim
 message and the model is told to fix them first, at most 3 times per turn.
-Verdicts left undelivered after the wait are dropped when they come.
+Verdicts left undelivered after the wait are dropped when they come. The
+built-in filler, the configured checker commands, is ``checkers.py``.
 """
 
 from __future__ import annotations

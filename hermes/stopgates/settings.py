@@ -1,5 +1,5 @@
 """Which stop gates a session's turns pass through (``[session] stall_guard``,
-``verify_on_stop``)."""
+``verify_on_stop``, ``late_checks``, ``late_check_timeout``)."""
 
 from __future__ import annotations
 
@@ -23,3 +23,8 @@ class StopSettings:
     verify_on_stop: bool = False
     """A turn that edited code must show a passing check after its last edit (seed #228)."""
     late_wait: float = LATE_WAIT
+    late_checks: tuple[str, ...] = ()
+    """Checker commands run at a final answer on the code files the turn edited
+    (``{files}``: their quoted paths; ``checkers.py``). Empty: none."""
+    late_check_timeout: float = 60.0
+    """Seconds each checker command may run before it is killed and given up on."""

@@ -34,15 +34,35 @@ def needs_proof(path: str) -> bool:
     return not (not p.suffix and p.name.lower() in PROSE_NAMES)
 
 
-def unverified_edits(messages: Sequence[Message]) -> list[str]:
-    """The code paths the turn edited with no passing check after the last edit."""
-    results: dict[str, ToolResultBlock] = {
+def _results(messages: Sequence[Message]) -> dict[str, ToolResultBlock]:
+    return {
         block.tool_use_id: block
         for m in messages
         if m.role == "user"
         for block in m.content
         if isinstance(block, ToolResultBlock)
     }
+
+
+def edited_paths(messages: Sequence[Message]) -> list[str]:
+    """The code paths the turn's ``write_file``/``patch`` calls edited, sorted."""
+    results = _results(messages)
+    edited = set()
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        for use in message.tool_uses():
+            result = results.get(use.id)
+            path = use.input.get("path") if isinstance(use.input, dict) else None
+            ok = result is not None and not result.is_error
+            if use.name in EDIT_TOOLS and isinstance(path, str) and ok and needs_proof(path):
+                edited.add(path)
+    return sorted(edited)
+
+
+def unverified_edits(messages: Sequence[Message]) -> list[str]:
+    """The code paths the turn edited with no passing check after the last edit."""
+    results = _results(messages)
     edited: list[str] = []
     verified = False
     for message in messages:
