@@ -33,9 +33,9 @@ CLI: when the process was started), p50/p99/max, overall and per surface:
 
 from __future__ import annotations
 
-import itertools
+import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +166,7 @@ async def _command(ctx: Context, pool: Pool, surface: str, victim: Victim, hot: 
         if status != 200:
             raise RuntimeError(f"POST {path}: {status} {answer}")
     else:
-        target = f"{victim.path}/subagents/{hot.subagent}" if hot.subagent else ref.id
+        target = subagent_path(victim.path, hot.subagent) if hot.subagent else ref.id
         done = await trio.run_process(
             run.cli("cancel", target),
             env=run.env,
@@ -176,6 +176,17 @@ async def _command(ctx: Context, pool: Pool, surface: str, victim: Victim, hot: 
         )
         if done.returncode != 0:
             raise RuntimeError(f"hermes cancel {target}: {done.stderr.decode().strip()}")
+
+
+SUBAGENTS = "subagents/sup"
+"""Where a session's subagents run, below the session: its ``subagents`` supervisor's
+``DynamicSupervisor`` (``hermes.subagents.supervisor.CHILDREN``; not imported, so the
+bench client does not load the session code)."""
+
+
+def subagent_path(session_path: str, subagent: str) -> str:
+    """A subagent's actor path, what ``hermes cancel /path`` takes."""
+    return f"{session_path}/{SUBAGENTS}/{subagent}"
 
 
 def _event_match(hot: Hot) -> Callable[[Event], bool]:
@@ -250,6 +261,13 @@ async def _victims(ctx: Context, pool: Pool, count: int) -> list[Victim]:
     return victims
 
 
+def _pairs(rng: random.Random, surfaces: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    pairs = [(surface, kind) for surface in surfaces for kind in KINDS]
+    while True:
+        rng.shuffle(pairs)
+        yield from pairs
+
+
 async def storm(
     ctx: Context,
     pool: Pool,
@@ -259,15 +277,14 @@ async def storm(
     cancels: int,
     surfaces: tuple[str, ...] = SURFACES,
 ) -> None:
-    """``cancels`` cancels over the victims, each victim cancelled in turn; the surfaces
-    take turns (each gets its share, however few the cancels), the kinds are random."""
-    rng = ctx.rng
-    turns = itertools.cycle(surfaces)
+    """``cancels`` cancels over the victims, each victim cancelled in turn. Every
+    (surface, kind) pair comes once per round, in a random order each round, so a
+    storm of ``len(surfaces) * len(KINDS)`` cancels tries each way at least once."""
+    turns = _pairs(ctx.rng, surfaces)
 
     async def one_victim(victim: Victim, count: int) -> None:
         for _ in range(count):
-            kind = rng.choice(KINDS)
-            surface = next(turns)
+            surface, kind = next(turns)
             start_index = len(victim.ref.feed.events)
             try:
                 hot = await make_hot(ctx, victim, kind)

@@ -38,7 +38,7 @@ class Sizes:
             fanout_sessions=2,
             subagents=3,
             idle_sessions=3,
-            cancels=6,
+            cancels=9,
             victims=2,
             steers=3,
             soak_loops=30,
