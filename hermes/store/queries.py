@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (imported for their operations, registered as the
     event_queries,
     flag_queries,
     goal_queries,
+    kanban_queries,
     process_queries,
     prompt_queries,
     session_queries,

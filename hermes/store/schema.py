@@ -296,6 +296,27 @@ CREATE TABLE session_goals (
 _V13 = """
 ALTER TABLE sessions ADD COLUMN writer INTEGER NOT NULL DEFAULT 0;
 """
+_V14 = """
+CREATE TABLE kanban_cards (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    title TEXT NOT NULL CHECK (length(title) > 0),
+    body TEXT NOT NULL,
+    status TEXT NOT NULL
+        CHECK (status IN ('triage', 'todo', 'running', 'review', 'blocked', 'done')),
+    parent TEXT,
+    depends TEXT NOT NULL,
+    assignee TEXT,
+    goal INTEGER NOT NULL CHECK (goal IN (0, 1)),
+    block_reason TEXT,
+    result TEXT,
+    author TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    runs INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+"""
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -310,6 +331,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "the system prompt each session sends (reused on resume)", _V11),
     Migration(12, "a session's standing goal and loop (they survive restarts)", _V12),
     Migration(13, "a transcript's writer epoch (a stale writer is refused)", _V13),
+    Migration(14, "the kanban board's cards (hermes/kanban)", _V14),
 )
 """Every schema change ever made, in order; append, never edit."""
 
