@@ -8,7 +8,7 @@
 | ``batch.py`` | ``TurnBatches``: a turn's tool batches, their results stored as they land |
 | ``outcome.py`` | ``TurnEnd`` and ``TurnResult``: how a turn ended |
 | ``workers.py`` | ``ToolWorker``: one one-shot task per tool call |
-| ``control.py`` | ``TurnControls``: steers, redirects, the soft interrupt |
+| ``control.py`` | ``TurnHandle`` / ``TurnInbox``: steers, redirects, the soft interrupt, sent |
 | ``inputs.py`` | ``InputQueue``: prompts and machine input waiting for the next turn |
 | ``conversation.py`` | ``Conversation``: the transcript in memory and in the store, in step |
 | ``events.py`` | typed session events and their bounded fan-out |
@@ -21,7 +21,7 @@
 
 from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
-from .control import TurnControls
+from .control import TurnUsage
 from .conversation import Conversation, open_tool_uses
 from .deps import SessionDeps
 from .errors import (
@@ -97,9 +97,9 @@ __all__ = [
     "Subscriber",
     "ToolWorker",
     "TurnActor",
-    "TurnControls",
     "TurnEnd",
     "TurnResult",
+    "TurnUsage",
     "UnknownApproval",
     "UnknownToolStreak",
     "Verdict",

@@ -10,11 +10,14 @@ Two guardrails can end the turn: three batches in a row naming only unknown
 tools, and the same call with the same result repeated (a large result
 stubbed from the 2nd, a warning in the result from the 3rd, a halt at the 5th
 when the turn is unattended: ``guards.py``). While a batch runs, ``collector`` holds it, so a
-turn that is stopped gives every call of it exactly one result.
+turn that is stopped gives every call of it exactly one result. A batch with a tool
+that ``holds_interrupt`` (``delegate_task``) holds off soft interrupts while it runs;
+its tools get the context's size as a value (``TurnUsage``), never the turn's controls.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import attrs
@@ -35,7 +38,7 @@ from hermes.tools import (
 )
 
 from . import events as ev
-from .control import TurnControls
+from .control import TurnInbox, TurnUsage
 from .conversation import Conversation
 from .guards import RepeatGuard, UnknownToolStreak, Verdict
 from .outcome import TurnEnd
@@ -62,7 +65,7 @@ class TurnBatches:
         number: int,
         deps: TurnDeps,
         conversation: Conversation,
-        controls: TurnControls,
+        controls: TurnInbox,
         spawner: ActorContext,
         undelivered: list[str],
     ) -> None:
@@ -133,7 +136,10 @@ class TurnBatches:
             interrupt=self.controls.interrupt,
             progress=self._on_progress,
             ask_approval=self.deps.approvals.callback(),
-            services={**self.deps.tools_ctx.services, TurnControls: self.controls},
+            services={
+                **self.deps.tools_ctx.services,
+                TurnUsage: TurnUsage(self.controls.context_used),
+            },
         )
 
     def _on_progress(self, report: ToolProgress) -> None:
@@ -167,14 +173,16 @@ class TurnBatches:
             max_parallel=config.max_parallel_tools,
             budget=config.output_budget,
         )
-        await run_batch(
-            calls,
-            registry,
-            self._tools_ctx(),
-            policy=policy,
-            collector=collector,
-            invoke=worker_invoker(self.spawner, registry),
-        )
+        holds = any(getattr(registry.get(c.name), "holds_interrupt", False) for c in calls)
+        with self.controls.hold_interrupt() if holds else nullcontext():
+            await run_batch(
+                calls,
+                registry,
+                self._tools_ctx(),
+                policy=policy,
+                collector=collector,
+                invoke=worker_invoker(self.spawner, registry),
+            )
 
     async def _flush_results(
         self,

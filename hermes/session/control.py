@@ -1,117 +1,229 @@
-"""The running turn's control panel: steers, redirects and the soft interrupt.
+"""A running turn's controls: the session sends, the turn owns and reads at its seams.
 
-The session owns the verbs' arrival (its mailbox); the running turn reads
-them at its seams. ``TurnControls`` is the turn's: a bounded steer queue (a
-full queue refuses with ``QueueFull``), the pending redirect, the interrupt
-event (also what tools watch) and the scope of the model request in flight,
-which a redirect or an interrupt cancels. The session holds only a
-``TurnHandle`` on it: the verbs it may send (steer, redirect, interrupt),
-whether a new prompt may interrupt now, and the steers left over once the
-turn has exited; it reads none of the turn's state.
+``turn_link(capacity)`` makes the two ends. Nothing mutable is shared between
+the session and the turn; what crosses goes through single-owner channels:
+
+- ``TurnHandle`` is the session's (the sender). ``steer`` and ``redirect``
+  put the text into the turn's bounded steer channel (``capacity`` items: a
+  full one refuses at once with ``QueueFull``); a redirect, and an interrupt,
+  also ring the turn's one-slot *cut* bell, which cuts the model request in
+  flight. ``interrupt`` sets the interrupt event, a one-writer signal: only
+  the handle sets it, the turn and its tools wait on it. The interrupt's
+  reason stays with the handle (the session writes it into the result).
+- ``TurnInbox`` is the turn's (the receiver, passed to it at spawn): it takes
+  the steers at its seams, and a task of the turn waits on the bell for the
+  whole turn and cancels the scope of the model request in flight, if any. It also holds
+  the turn's own state: the request scope, its holds and the context size.
+- ``TurnStatus`` is what the turn *publishes*: written only by the turn (a
+  request in flight, interrupt holds), read by the session for its instant
+  answers (``redirected`` or ``steered``; whether a new prompt may interrupt
+  now), as ``hermes.subagents.ledger.Activity`` is for subagents.
+- Once the turn's task has exited, the steer channel's remains are the
+  session's: the handle reads them through its own receive end
+  (``leftovers``); until then only the turn receives.
+
+A tool sees none of this: it gets the interrupt event in its ``ToolContext``,
+a ``TurnUsage`` value (the context size when its batch started), and, by
+declaring ``holds_interrupt``, the turn holds interrupts while it runs.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
+import attrs
 import trio
 
 from .errors import QueueFull
 
 
-class TurnControls:
-    """Controls of one turn; used by the session (write) and the turn (read)."""
+@attrs.frozen(slots=True)
+class Redirected:
+    """A redirect's text in the steer channel (a steer if no request was cut for it)."""
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.steers: deque[str] = deque()
-        self.redirects: list[str] = []
-        self.interrupt = trio.Event()
-        self.interrupt_reason = ""
-        self.request_scope: trio.CancelScope | None = None
-        """Set by the turn while a model request is in flight."""
+    text: str
+
+
+@attrs.frozen(slots=True)
+class TurnUsage:
+    """What a tool may know of its turn: the context's size when its batch started."""
+
+    context_used: int = 0
+    """Tokens of the context as of the turn's latest reply (prompt, cache and output)."""
+
+
+class TurnStatus:
+    """Published by the turn (its only writer), read by the session (see the module)."""
+
+    __slots__ = ("holds", "requesting")
+
+    def __init__(self) -> None:
+        self.requesting = False
+        """A model request is in flight (a redirect can cut it)."""
         self.holds = 0
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
+
+
+Steer = str | Redirected
+
+
+class TurnInbox:
+    """The turn's end of its controls; only the turn calls it (see the module docstring)."""
+
+    def __init__(
+        self,
+        steers: trio.MemoryReceiveChannel[Steer],
+        cuts: trio.MemoryReceiveChannel[None],
+        interrupt: trio.Event,
+        status: TurnStatus,
+    ) -> None:
+        self._steers = steers
+        self._cuts = cuts
+        self.interrupt = interrupt
+        """Set by the session's handle only; the turn and its tools wait on it."""
+        self.status = status
+        self._taken: deque[str] = deque()
+        """Steers received from the channel and not delivered yet."""
+        self.request_scope: trio.CancelScope | None = None
+        """The scope of the model request in flight (the turn's)."""
         self.context_used = 0
-        """Tokens of the context as of the latest reply (prompt, cache and output)."""
-
-    def steer(self, text: str) -> None:
-        if len(self.steers) + len(self.redirects) >= self.capacity:
-            raise QueueFull(f"{self.capacity} steers are already waiting for this turn")
-        self.steers.append(text)
-
-    def redirect(self, text: str) -> bool:
-        """Cancel the model request in flight and reissue it with ``text``.
-
-        Returns False (and queues ``text`` as a steer) when no request is in flight.
-        """
-        if self.request_scope is None:
-            self.steer(text)
-            return False
-        if len(self.steers) + len(self.redirects) >= self.capacity:
-            raise QueueFull(f"{self.capacity} steers are already waiting for this turn")
-        self.redirects.append(text)
-        self.request_scope.cancel()
-        return True
-
-    def soft_interrupt(self, reason: str) -> None:
-        if not self.interrupt.is_set():
-            self.interrupt_reason = reason
-            self.interrupt.set()
-        if self.request_scope is not None:
-            self.request_scope.cancel()
+        """Tokens of the context as of the latest reply."""
 
     @property
     def interrupted(self) -> bool:
         return self.interrupt.is_set()
 
+    def _receive(self) -> Iterator[Steer]:
+        while True:
+            try:
+                yield self._steers.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return
+
     def take_steers(self) -> list[str]:
-        taken = list(self.steers)
-        self.steers.clear()
+        """The steers waiting, in order; a redirect that cut nothing counts as one."""
+        taken = list(self._taken)
+        self._taken.clear()
+        taken.extend(s.text if isinstance(s, Redirected) else s for s in self._receive())
         return taken
 
     def take_redirects(self) -> list[str]:
-        taken, self.redirects = self.redirects, []
-        return taken
+        """After a cut: the redirects waiting (the steers stay for the next seam)."""
+        redirects = []
+        for item in self._receive():
+            if isinstance(item, Redirected):
+                redirects.append(item.text)
+            else:
+                self._taken.append(item)
+        return redirects
+
+    @contextmanager
+    def requesting(self, scope: trio.CancelScope) -> Iterator[None]:
+        """While entered, ``scope`` is the model request in flight: a ring cuts it."""
+        self.request_scope = scope
+        self.status.requesting = True
+        try:
+            yield
+        finally:
+            self.status.requesting = False
+            self.request_scope = None
+
+    async def watch_bell(self) -> None:
+        """The turn's task for its whole run: each ring cuts the request in flight, if
+        any (a ring that finds none, a redirect too late, cuts nothing: its text is a
+        steer at the next seam)."""
+        async for _ in self._cuts:
+            if self.request_scope is not None:
+                self.request_scope.cancel()
 
     @contextmanager
     def hold_interrupt(self) -> Iterator[None]:
         """While entered, a new prompt in ``interrupt`` busy mode is queued instead."""
-        self.holds += 1
+        self.status.holds += 1
         try:
             yield
         finally:
-            self.holds -= 1
+            self.status.holds -= 1
 
 
 class TurnHandle:
-    """The session's side of a running turn's controls: the verbs it sends, nothing more."""
+    """The session's end of a running turn's controls: the verbs it sends, nothing more."""
 
-    __slots__ = ("_controls",)
+    __slots__ = ("_cuts", "_interrupt", "_remains", "_status", "_steers", "capacity", "reason")
 
-    def __init__(self, controls: TurnControls) -> None:
-        self._controls = controls
+    def __init__(
+        self,
+        capacity: int,
+        steers: trio.MemorySendChannel[Steer],
+        remains: trio.MemoryReceiveChannel[Steer],
+        cuts: trio.MemorySendChannel[None],
+        interrupt: trio.Event,
+        status: TurnStatus,
+    ) -> None:
+        self.capacity = capacity
+        self._steers = steers
+        self._remains = remains
+        self._cuts = cuts
+        self._interrupt = interrupt
+        self._status = status
+        self.reason = ""
+        """Why it was soft-interrupted (the first reason given), or empty."""
+
+    def _send(self, item: Steer) -> None:
+        try:
+            self._steers.send_nowait(item)
+        except trio.WouldBlock:
+            raise QueueFull(f"{self.capacity} steers are already waiting for this turn") from None
+
+    def _ring(self) -> None:
+        with suppress(trio.WouldBlock):  # a ring is already waiting: the request is cut
+            self._cuts.send_nowait(None)
 
     def steer(self, text: str) -> None:
         """Queue ``text`` for the turn's next seam (``QueueFull`` past the capacity)."""
-        self._controls.steer(text)
+        self._send(text)
 
     def redirect(self, text: str) -> bool:
         """Cut the model request in flight and reissue it with ``text``; False (queued as
         a steer) when none is in flight."""
-        return self._controls.redirect(text)
+        if not self._status.requesting:
+            self._send(text)
+            return False
+        self._send(Redirected(text))
+        self._ring()
+        return True
 
     def interrupt(self, reason: str) -> None:
         """Soft-interrupt the turn: it ends at its next seam, ``interrupted``."""
-        self._controls.soft_interrupt(reason)
+        if not self._interrupt.is_set():
+            self.reason = reason
+            self._interrupt.set()
+        self._ring()
 
     @property
     def interruptible(self) -> bool:
         """False while the turn holds off interrupts (subagents or compression in flight)."""
-        return self._controls.holds == 0
+        return self._status.holds == 0
 
     def leftovers(self) -> list[str]:
         """The steers sent after the turn settled (once it has exited): run as input."""
-        return self._controls.take_steers()
+        left = []
+        while True:
+            try:
+                item = self._remains.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            left.append(item.text if isinstance(item, Redirected) else item)
+        self._remains.close()
+        return left
+
+
+def turn_link(capacity: int) -> tuple[TurnHandle, TurnInbox]:
+    """The two ends of a new turn's controls: the session's handle, the turn's inbox."""
+    send, receive = trio.open_memory_channel[Steer](capacity)
+    ring, bell = trio.open_memory_channel[None](1)
+    interrupt, status = trio.Event(), TurnStatus()
+    handle = TurnHandle(capacity, send, receive.clone(), ring, interrupt, status)
+    return handle, TurnInbox(receive, bell, interrupt, status)

@@ -8,7 +8,8 @@ task's value (``TurnDone``). While a
 turn runs the session's mailbox stays free, so steer, redirect, interrupt,
 cancel, approval answers and new prompts are handled at once:
 
-- **steer / redirect / interrupt** go to the turn's ``TurnControls``;
+- **steer / redirect / interrupt** are sent to the turn through its ``TurnHandle``
+  (``control.py``: bounded channels the turn reads at its seams);
 - **cancel** kills the turn (its scope is cancelled; it settles the transcript
   in a shielded step) and answers once the session is idle and persisted;
 - **a new prompt** follows the busy mode (``config.BusyMode``);
@@ -151,7 +152,7 @@ class SessionActor(TurnOwner):
         self._running: RunningTurn | None = None
         self._closed = False
         self.context_used = 0
-        """Tokens of the context as of the latest reply (see ``TurnControls.context_used``)."""
+        """Tokens of the context as of the latest reply (``TurnResult.context_used``)."""
 
     # -- start ---------------------------------------------------------------------------
 

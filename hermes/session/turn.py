@@ -50,7 +50,7 @@ from .approvals import ApprovalBroker
 from .batch import TurnBatches
 from .config import SessionConfig
 from .context_keeper import ContextKeeper
-from .control import TurnControls
+from .control import TurnInbox
 from .conversation import Conversation, text_of
 from .outcome import TurnCrashed, TurnDone, TurnEnd, TurnResult
 from .turn_model import TurnModel
@@ -101,7 +101,7 @@ class TurnActor(TurnModel, Task[TurnDone]):
         prompt: tuple[TextBlock, ...],
         deps: TurnDeps,
         conversation: Conversation,
-        controls: TurnControls,
+        controls: TurnInbox,
         start: StartTurn | StartCompaction,
     ) -> None:
         self.number = number
@@ -144,10 +144,14 @@ class TurnActor(TurnModel, Task[TurnDone]):
         """
         self.deps.approvals.turn = self.number
         failure: BaseException | None = None
+        # The turn's own task: each ring of its bell (a redirect, an interrupt) cuts the
+        # model request in flight; it ends with the body (or with the actor).
+        bell = self.ctx.start_task(self.controls.watch_bell, name="bell")
         try:
             await self._body()
         except BaseException as exc:
             failure = self._failure = exc
+        bell.cancel()
         try:
             with trio.CancelScope(shield=True) as scope:
                 scope.deadline = trio.current_time() + self.deps.config.settle_timeout
@@ -288,8 +292,9 @@ class TurnActor(TurnModel, Task[TurnDone]):
             if isinstance(error, trio.Cancelled):
                 raise
         finally:
+            redirects = self.controls.take_redirects()  # the steers wait in order behind
             self.undelivered.extend(self.controls.take_steers())
-            self.undelivered.extend(self.controls.take_redirects())
+            self.undelivered.extend(redirects)
             self._record(cancel_reason if cancelled else None)
 
     def _cancel_reason(self) -> str | None:
@@ -310,8 +315,6 @@ class TurnActor(TurnModel, Task[TurnDone]):
             end, detail = TurnEnd.FAILED, self._detail or f"the turn crashed: {why}"
         else:
             end, detail = self._end, self._detail
-        if end is TurnEnd.INTERRUPTED and not detail:
-            detail = self.controls.interrupt_reason
         self._settled = TurnResult(
             self.number,
             end,

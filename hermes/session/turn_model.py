@@ -40,7 +40,7 @@ from hermes.model.repetition import RunawayWatch
 
 from . import events as ev
 from .batch import steer_block
-from .control import TurnControls
+from .control import TurnInbox
 from .conversation import Conversation
 from .ladders import (
     CONTINUE_NUDGE,
@@ -72,7 +72,7 @@ class TurnModel:
     number: int
     deps: TurnDeps
     conv: Conversation
-    controls: TurnControls
+    controls: TurnInbox
     undelivered: list[str]
     compacted: bool
     ctx: ActorContext
@@ -211,33 +211,31 @@ class TurnModel:
             self._watch_reset()
             self.deps.hub.publish(ev.MessageStarted(self.number, self._iterations))
             with trio.CancelScope() as scope:
-                self.controls.request_scope = scope
                 try:
-                    response = await complete_recovering(
-                        self.deps.client,
-                        request,
-                        self._on_model_event,
-                        self.deps.config.recovery,
-                        may_park=lambda: not self._text_seen,
-                        on_wait=self._on_recovery_wait,
-                    )
+                    with self.controls.requesting(scope):
+                        response = await complete_recovering(
+                            self.deps.client,
+                            request,
+                            self._on_model_event,
+                            self.deps.config.recovery,
+                            may_park=lambda: not self._text_seen,
+                            on_wait=self._on_recovery_wait,
+                        )
                 except ModelError as error:
                     if error.hints.should_compress and await self._keep_context(overflow=True):
                         continue  # compacted: the same request again, shorter
                     raise
-                finally:
-                    self.controls.request_scope = None
             if not scope.cancelled_caught:
                 self._partial = []
-                # A redirect that came as the reply finished is too late to cut it: a steer now.
-                self.controls.steers.extend(self.controls.take_redirects())
+                # A redirect that came as the reply finished is too late to cut it: it
+                # stays in the steer channel, where the next seam takes it as a steer.
                 return response
             runaway, self._runaway = self._runaway, None
-            calm = not self.controls.redirects and not self.controls.interrupted
+            redirects = self.controls.take_redirects()
+            calm = not redirects and not self.controls.interrupted
             if runaway is not None and calm:
                 self._partial = []  # a loop is dropped, never kept
                 return runaway
-            redirects = self.controls.take_redirects()
             marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
             await self._commit_partial(marker)
             if not redirects or self.controls.interrupted:
@@ -308,7 +306,7 @@ class TurnModel:
         )
         keeper = self.deps.keeper
         context = keeper.observe(response.usage, self.conv.next_seq)
-        self.controls.context_used = context
+        self.controls.context_used = context  # the turn's own (its tools get a TurnUsage)
         hub.publish(
             ev.UsageUpdated(
                 self.number, response.usage, self._usage, context, keeper.percent(context)

@@ -29,7 +29,7 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .config import BusyMode, SessionConfig
 from .context_keeper import ContextKeeper
-from .control import TurnControls, TurnHandle
+from .control import TurnHandle, turn_link
 from .conversation import Conversation
 from .deps import SessionDeps
 from .errors import InvalidInput, QueueFull, SessionBusy, SessionError
@@ -155,7 +155,7 @@ class TurnOwner(Actor):
             prompt = (TextBlock(text),)
         self.turn_number += 1
         number = self.turn_number
-        controls = TurnControls(self.config.steer_capacity)
+        handle, inbox = turn_link(self.config.steer_capacity)
         deps = TurnDeps(
             config=self.config,
             client=self.deps.client,
@@ -166,13 +166,13 @@ class TurnOwner(Actor):
             approvals=self.approvals,
         )
         before = (self.conversation.next_seq, self.conversation.last)
-        actor = TurnActor(number, prompt, deps, self.conversation.copy(), controls, start)
+        actor = TurnActor(number, prompt, deps, self.conversation.copy(), inbox, start)
         task = await TaskChild.start(self.ctx, actor, name=f"turn-{number}", monitored=True)
         self._running = RunningTurn(
             number=number,
             task=task,
             start=before,
-            handle=TurnHandle(controls),
+            handle=handle,
             waiters=[item.waiter] if item is not None and item.waiter is not None else [],
             from_user=item is not None and item.delivered is None,
         )
@@ -195,6 +195,8 @@ class TurnOwner(Actor):
         self._running = None
         done = await turn_result(running.number, running.task)
         result = done.result
+        if result.reason is TurnEnd.INTERRUPTED and not result.detail:
+            result = attrs.evolve(result, detail=running.handle.reason)  # why it was sent
         self.conversation.adopt(done.messages, dirty=done.dirty)
         self.usage = self.usage + result.usage
         self.context_used = result.context_used or self.context_used

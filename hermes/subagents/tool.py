@@ -2,9 +2,9 @@
 
 Kind ``OTHER`` (runs alone in its batch) and exempt from the batch deadline
 (``NO_TIMEOUT``): an inline delegation waits for its children, which have
-their own liveness checks and optional wall-clock cap. While it waits it holds
-``TurnControls.hold_interrupt()``, so a new prompt in ``interrupt`` busy mode
-is queued instead of cutting the children off. A background delegation
+their own liveness checks and optional wall-clock cap. It ``holds_interrupt``:
+while it runs its turn holds off soft interrupts, so a new prompt in
+``interrupt`` busy mode is queued instead of cutting the children off. A background delegation
 returns its id at once; its result arrives later as a new input.
 """
 
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from contextlib import nullcontext
 from typing import Any
 
-from hermes.session import TurnControls
+from hermes.session import TurnUsage
 from hermes.tools import NO_TIMEOUT, Tool, ToolContext, ToolKind, ToolOutcome
 
 from .errors import DelegationError
@@ -65,6 +64,7 @@ class DelegateTaskTool(Tool):
     }
     kind = ToolKind.OTHER
     toolset = "delegation"
+    holds_interrupt = True
 
     def call_timeout(self, args: Mapping[str, Any]) -> float | None:
         return NO_TIMEOUT
@@ -85,15 +85,13 @@ class DelegateTaskTool(Tool):
             return ToolOutcome.error(str(error), reason=type(error).__name__)
         background = bool(args.get("background", False))
         delegation_id = f"dg-{secrets.token_hex(6)}"
-        controls = ctx.services.get(TurnControls)
-        hold = controls.hold_interrupt() if isinstance(controls, TurnControls) else nullcontext()
-        used = controls.context_used if isinstance(controls, TurnControls) else 0
+        usage = ctx.services.get(TurnUsage)  # a value: the context's size at the batch
+        used = usage.context_used if isinstance(usage, TurnUsage) else 0
         finished = False
         try:
-            with hold:
-                answer = await service.delegate(
-                    delegation_id, tasks, background=background, context_used=used
-                )
+            answer = await service.delegate(
+                delegation_id, tasks, background=background, context_used=used
+            )
             finished = True
         except DelegationError as error:
             finished = True

@@ -114,6 +114,9 @@ class Tool(abc.ABC):
     kind: ToolKind = ToolKind.OTHER
     toolset: str = "misc"
     """A named group (``file``, ``terminal``...) for offering subsets of tools."""
+    holds_interrupt: bool = False
+    """While a call of it runs, its turn holds off soft interrupts: a new prompt in
+    ``interrupt`` busy mode is queued instead (``delegate_task``: its children run)."""
 
     def touched_paths(self, args: Mapping[str, Any], cwd: Path) -> tuple[Path, ...] | None:
         """The absolute paths this call reads (READ_ONLY) or writes (WRITE).

@@ -12,7 +12,7 @@ import trio
 from hermes.fake import FakeProvider, RequestRecord, open_fake_provider
 from hermes.model import Message, TextBlock, ToolResultBlock
 from hermes.procgroup import group_members
-from hermes.session import Subscriber, TurnControls
+from hermes.session import Subscriber
 from hermes.session.events import SessionEvent
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome
 
@@ -160,12 +160,13 @@ def gated(flag: str, then: str = "echo released") -> str:
 
 
 class HoldTool(Tool):
-    """Holds ``TurnControls.hold_interrupt`` until released (like a subagent would)."""
+    """Holds off soft interrupts until released (``holds_interrupt``, as delegate_task)."""
 
     name = "hold"
     description = "Hold the turn (test tool)."
     input_schema: Mapping[str, Any] = {"type": "object", "properties": {}}
     kind = ToolKind.OTHER
+    holds_interrupt = True
 
     def __init__(self) -> None:
         self.entered = trio.Event()
@@ -173,10 +174,9 @@ class HoldTool(Tool):
         self.interrupted_inside: bool | None = None
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-        with ctx.service(TurnControls).hold_interrupt():
-            self.entered.set()
-            await self.release.wait()
-            self.interrupted_inside = ctx.interrupted
+        self.entered.set()
+        await self.release.wait()
+        self.interrupted_inside = ctx.interrupted
         return ToolOutcome.ok("held and released")
 
 
