@@ -48,6 +48,13 @@ async def until_event(sub: Subscriber, kind: str, test: Any = lambda p: True) ->
     raise AssertionError("the subscription ended")
 
 
+async def prompt_until(session: SessionHandle, text: str, kind: str, test: Any) -> list[Any]:
+    """Prompt ``text`` and return the events up to the first ``kind`` passing ``test``."""
+    with session.subscribe() as sub:
+        await session.prompt(text)
+        return await until_event(sub, kind, test)
+
+
 def goal_status(status: str) -> Any:
     return lambda p: p.status == status
 
@@ -123,9 +130,9 @@ async def test_the_turn_budget_pauses_the_goal(
     session = await open_session(goals=attrs.evolve(SETTINGS, max_turns=2))
     fake.enqueue(Reply.of("one"), Reply.of("two"), Reply.of("three"))
     fake.when(verdict("continue", "more to do"), model=JUDGE)
-    with session.subscribe() as sub:
-        await session.prompt("/goal polish everything")
-        events = await until_event(sub, "GoalUpdated", goal_status("paused"))
+    events = await prompt_until(
+        session, "/goal polish everything", "GoalUpdated", goal_status("paused")
+    )
     assert "turn budget spent (2/2)" in events[-1].payload.message
     assert len(worker_prompts(fake)) == 2
 
@@ -162,9 +169,9 @@ async def test_a_judge_that_gives_no_verdict_three_times_pauses_the_goal(
 ) -> None:
     fake.enqueue(*(Reply.of(f"step {n}") for n in range(5)))
     fake.when(Reply.of("hmm, hard to say"), model=JUDGE)
-    with goal_session.subscribe() as sub:
-        await goal_session.prompt("/goal tidy the repo")
-        events = await until_event(sub, "GoalUpdated", goal_status("paused"))
+    events = await prompt_until(
+        goal_session, "/goal tidy the repo", "GoalUpdated", goal_status("paused")
+    )
     assert "the judge gave no verdict 3 turns in a row" in events[-1].payload.message
     assert len(judge_bodies(fake)) == 3
 
@@ -175,9 +182,9 @@ async def test_a_drafted_contract_reaches_the_judge(
     contract = '{"outcome": "a green suite", "verification": "make test passes"}'
     fake.enqueue(Reply.of("make test: 40 passed"))
     judge_says(fake, Reply.of(contract), verdict("done", "the suite is green"))
-    with goal_session.subscribe() as sub:
-        await goal_session.prompt("/goal draft make the suite green")
-        events = await until_event(sub, "GoalUpdated", goal_status("done"))
+    events = await prompt_until(
+        goal_session, "/goal draft make the suite green", "GoalUpdated", goal_status("done")
+    )
     drafted = [e.payload.message for e in events if e.type == "GoalUpdated"]
     assert any("- Verification: make test passes" in m for m in drafted)
     judge_prompt = body_texts(judge_bodies(fake)[1]["messages"][0])[0]
@@ -281,9 +288,9 @@ async def test_a_loop_with_times_runs_that_many_wakeups(
     goal_session: SessionHandle, fake: FakeProvider
 ) -> None:
     fake.enqueue(*(Reply.of(f"tick {n}") for n in range(4)))
-    with goal_session.subscribe() as sub:
-        await goal_session.prompt("/loop every 1s poll CI --times 2")
-        events = await until_event(sub, "LoopUpdated", loop_status("done"))
+    events = await prompt_until(
+        goal_session, "/loop every 1s poll CI --times 2", "LoopUpdated", loop_status("done")
+    )
     assert "it ran the 2 time(s) asked for" in events[-1].payload.message
     assert len(wakeups(worker_prompts(fake))) == 2
 
@@ -293,9 +300,12 @@ async def test_a_loop_until_judge_ends_it_and_blocked_pauses_it(
 ) -> None:
     fake.enqueue(Reply.of("deploy at 40%"), Reply.of("deploy at 100%"))
     judge_says(fake, verdict("continue", "not yet"), verdict("done", "it reached 100%"))
-    with goal_session.subscribe() as sub:
-        await goal_session.prompt("/loop 1s watch the deploy --until the deploy is at 100%")
-        events = await until_event(sub, "LoopUpdated", loop_status("done"))
+    events = await prompt_until(
+        goal_session,
+        "/loop 1s watch the deploy --until the deploy is at 100%",
+        "LoopUpdated",
+        loop_status("done"),
+    )
     assert "the stop condition is met: it reached 100%" in events[-1].payload.message
     judged = body_texts(judge_bodies(fake)[0]["messages"][0])[0]
     assert "Goal:\nthe deploy is at 100%" in judged and "deploy at 40%" in judged
@@ -304,9 +314,9 @@ async def test_a_loop_until_judge_ends_it_and_blocked_pauses_it(
 
     fake.enqueue(Reply.of("the cluster is gone"))
     judge_says(fake, verdict("blocked", "the cluster was deleted"))
-    with goal_session.subscribe() as sub:
-        await goal_session.prompt("/loop 1s watch it --until it is green")
-        events = await until_event(sub, "LoopUpdated", loop_status("paused"))
+    events = await prompt_until(
+        goal_session, "/loop 1s watch it --until it is green", "LoopUpdated", loop_status("paused")
+    )
     assert "judged unreachable: the cluster was deleted" in events[-1].payload.message
     status = await goal_session.prompt("/loop status")
     assert status.how == "goal"
@@ -331,9 +341,9 @@ async def test_the_emergency_stop_holds_wakeups_and_continuations(
     estop.write_text("set\n")
     fake.enqueue(Reply.of("step one"))
     judge_says(fake, verdict("continue", "more to do"))
-    with session.subscribe() as sub:
-        await session.prompt("/goal finish it")  # a person's own prompt still runs
-        events = await until_event(sub, "GoalUpdated", lambda p: "held" in p.message)
+    events = await prompt_until(  # a person's own prompt still runs
+        session, "/goal finish it", "GoalUpdated", lambda p: "held" in p.message
+    )
     assert "the emergency stop is on" in events[-1].payload.message
     assert worker_prompts(fake)[-1] == "finish it"  # no continuation went out
 
