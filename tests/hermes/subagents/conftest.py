@@ -131,6 +131,23 @@ def script_parent(fake: FakeProvider, delegate: dict[str, Any], final: str = "pa
     fake.when(Reply.of(final), predicate=lambda r: is_parent(r) and bool(r.tool_results()))
 
 
+def script_middle_and_leaf(
+    fake: FakeProvider, middle_goal: str, *, orchestrate: bool, relayed: str
+) -> None:
+    """The parent delegates ``middle_goal`` (asking ``orchestrate``); that child delegates
+    ``bottom-level chore`` (answered ``leaf answer``), then answers ``relayed``."""
+    from hermes.fake import Reply, ToolUse
+
+    def middle(req: MessagesRequest) -> Reply:
+        if req.tool_results():
+            return Reply.of(relayed)
+        return Reply.of(ToolUse("delegate_task", {"goal": "bottom-level chore"}))
+
+    fake.when(Reply.of("leaf answer"), predicate=child_of("bottom-level chore"))
+    fake.when(middle, predicate=child_of(middle_goal))
+    script_parent(fake, {"goal": middle_goal, "orchestrate": orchestrate})
+
+
 def pids_named(name: str) -> list[int]:
     """Pids of live (non-zombie) processes in this process's tree whose command is ``name``."""
     import os

@@ -24,7 +24,7 @@ from hermes.subagents import (
 from hermes.subagents.driver import ChildDriver
 from hermes.tools import Tool, ToolContext, ToolOutcome
 
-from .conftest import Parent, child_of, script_parent, system_of
+from .conftest import Parent, child_of, script_middle_and_leaf, script_parent, system_of
 
 
 def tool_names(req: MessagesRequest) -> list[str]:
@@ -359,14 +359,8 @@ def test_every_status_has_a_plain_value(status: TaskStatus) -> None:
 async def test_within_the_depth_limit_an_orchestrator_child_delegates_and_its_child_is_a_leaf(
     fake: FakeProvider, open_parent: Parent, store: StoreClient
 ) -> None:
-    def middle(req: MessagesRequest) -> Reply:
-        if req.tool_results():
-            return Reply.of("middle relayed the leaf's answer")
-        return Reply.of(ToolUse("delegate_task", {"goal": "bottom-level chore"}))
-
-    fake.when(Reply.of("leaf answer"), predicate=child_of("bottom-level chore"))
-    fake.when(middle, predicate=child_of("orchestrate the leaf"))
-    script_parent(fake, {"goal": "orchestrate the leaf work", "orchestrate": True})
+    relayed = "middle relayed the leaf's answer"
+    script_middle_and_leaf(fake, "orchestrate the leaf work", orchestrate=True, relayed=relayed)
     parent, _ = await open_parent(max_depth=2)
     with trio.fail_after(10):
         await parent.run("go")

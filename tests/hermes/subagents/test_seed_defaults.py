@@ -10,11 +10,18 @@ import trio
 
 from hermes.daemon.config import load_config
 from hermes.daemon.session_settings import subagent_config
-from hermes.fake import FakeProvider, Hang, MessagesRequest, Reply, ToolUse
+from hermes.fake import FakeProvider, Hang, Reply
 from hermes.subagents import SubagentConfig
 from supervisors import Admission
 
-from .conftest import Parent, child_of, is_parent, script_parent, system_of
+from .conftest import (
+    Parent,
+    child_of,
+    is_parent,
+    script_middle_and_leaf,
+    script_parent,
+    system_of,
+)
 from .test_delegate import tool_names
 from .test_stop_steer import wait_listed
 
@@ -22,15 +29,8 @@ from .test_stop_steer import wait_listed
 async def test_depth_alone_makes_a_child_an_orchestrator_whatever_the_model_asks(
     fake: FakeProvider, open_parent: Parent
 ) -> None:
-    def middle(req: MessagesRequest) -> Reply:
-        if req.tool_results():
-            return Reply.of("middle done")
-        return Reply.of(ToolUse("delegate_task", {"goal": "bottom-level chore"}))
-
-    fake.when(Reply.of("leaf answer"), predicate=child_of("bottom-level chore"))
-    fake.when(middle, predicate=child_of("plan the work"))
     # The model does not ask for an orchestrator; depth 1 of 2 makes one anyway.
-    script_parent(fake, {"goal": "plan the work below", "orchestrate": False})
+    script_middle_and_leaf(fake, "plan the work below", orchestrate=False, relayed="middle done")
     parent, _ = await open_parent(max_depth=2)
     with trio.fail_after(10):
         await parent.run("go")
