@@ -14,7 +14,7 @@ def _fail(name: str, rule: str, value: object) -> ValueError:
     return ValueError(f"CompressionSettings.{name} must be {rule}, got {value!r}")
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, kw_only=True)
 class CompressionSettings:
     """How and when a session compacts its transcript."""
 

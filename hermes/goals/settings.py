@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import attrs
 
+from hermes.checks import at_least
 
-def _at_least(low: float) -> Any:
-    def check(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= low:
-            raise ValueError(
-                f"goal settings {attribute.name}: expected a number >= {low:g}, got {value!r}"
-            )
-
-    return check
+LABEL = "goal settings"
 
 
 @attrs.frozen(slots=True, kw_only=True)
 class GoalSettings:
-    max_turns: int = attrs.field(default=20, validator=_at_least(1))
+    max_turns: int = attrs.field(default=20, validator=at_least(LABEL, 1))
     """A new goal's turn budget (``/goal --turns N`` sets another)."""
     judge_model: str = ""
     """The judge's model ('' = the session's)."""
-    judge_timeout: float = attrs.field(default=30.0, validator=_at_least(0.001))
-    gate_timeout: float = attrs.field(default=300.0, validator=_at_least(0.001))
-    gate_retries: int = attrs.field(default=3, validator=_at_least(0))
-    loop_min_interval: float = attrs.field(default=30.0, validator=_at_least(0.001))
-    loop_max_ticks: int = attrs.field(default=100, validator=_at_least(0))
+    judge_timeout: float = attrs.field(default=30.0, validator=at_least(LABEL, 0.001))
+    gate_timeout: float = attrs.field(default=300.0, validator=at_least(LABEL, 0.001))
+    gate_retries: int = attrs.field(default=3, validator=at_least(LABEL, 0))
+    loop_min_interval: float = attrs.field(default=30.0, validator=at_least(LABEL, 0.001))
+    loop_max_ticks: int = attrs.field(default=100, validator=at_least(LABEL, 0))
     """Wakeups before a loop pauses (0: no limit)."""
     estop_file: Path | None = None
     """The emergency stop's file (``hermes pause``, seed #218): while it exists no loop

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import attrs
 
-from actors import is_number
+from hermes.checks import at_least, positive
+
+_positive = positive("model policy")
+_non_negative = at_least("model policy", 0)
 
 
-def _positive(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not is_number(value) or not value > 0:
-        raise ValueError(f"{attribute.name} must be a number > 0, got {value!r}")
-
-
-def _non_negative(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not is_number(value) or not value >= 0:
-        raise ValueError(f"{attribute.name} must be a number >= 0, got {value!r}")
-
-
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, kw_only=True)
 class RetryPolicy:
     """Exponential backoff with jitter, honouring retry-after up to a cap, within a deadline.
 
@@ -49,7 +41,7 @@ class RetryPolicy:
         return float(base * (1 - self.jitter * (rng or random).random()))
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, kw_only=True)
 class StalePolicy:
     """How long a stream may go without any event before the attempt is abandoned.
 

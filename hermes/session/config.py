@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import attrs
 
+from hermes.checks import count, one_of, positive
 from hermes.compression import CompressionSettings
 from hermes.goals import GoalSettings
 from hermes.model.recovery import RecoveryPolicy
@@ -35,18 +34,9 @@ class BusyMode(enum.Enum):
     """Cancel the running turn, drop its rows, run the prompt instead."""
 
 
-def _positive(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"session config {attribute.name}: expected a number > 0, got {value!r}")
-    if isinstance(value, float) and math.isnan(value):
-        raise ValueError(f"session config {attribute.name}: expected a number > 0, got nan")
-
-
-def _count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"session config {attribute.name}: expected an integer >= 1, got {value!r}"
-        )
+LABEL = "session config"
+_positive = positive(LABEL)
+_count = count(LABEL)
 
 
 def _names(value: Iterable[str]) -> tuple[str, ...]:
@@ -95,7 +85,7 @@ class SessionConfig:
     yolo: bool = False
     """Skip the dangerous-command list (never the hardline floor)."""
     approval_mode: str = attrs.field(
-        default="manual", validator=attrs.validators.in_(("smart", "manual", "off"))
+        default="manual", validator=one_of(LABEL, ("smart", "manual", "off"))
     )
     """``smart``: the judge model answers flagged commands first (``hermes.tools.smart``)."""
     judge_model: str = ""
@@ -116,7 +106,7 @@ class SessionConfig:
     unattended: bool = False
     """No person answers approvals here (a subagent): dangerous commands are denied."""
     unattended_approvals: str = attrs.field(
-        default="deny", validator=attrs.validators.in_(("deny", "allow"))
+        default="deny", validator=one_of(LABEL, ("deny", "allow"))
     )
     """Flagged commands where no approver is attached (``approvals.unattended``); a
     subagent (``unattended``) is denied whatever this says (seed #117)."""
