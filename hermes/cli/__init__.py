@@ -12,6 +12,7 @@
 | ``skills_commands.py`` | ``skills [list|show|install|remove|trust|pending|approve|scan|...]`` |
 | ``curator_commands.py`` | ``curator [status|run|lock|unlock]`` |
 | ``subagent_commands.py`` | ``subagents [pause|resume|status]`` (the spawn pause) |
+| ``kanban_commands.py`` | ``kanban [add|list|show|edit|move|block|unblock|run|specify|...]`` |
 | ``goal_commands.py`` | ``goal``, ``subgoal``, ``loop`` (a session's standing goal and loop) |
 | ``safety_commands.py`` | ``checkpoints [list|diff|restore]``, ``approvals [list|revoke]`` |
 | ``chat.py`` | ``chat`` |
@@ -28,6 +29,7 @@ from . import (
     daemon_commands,
     fake_provider,
     goal_commands,
+    kanban_commands,
     mcp_commands,
     memory_commands,
     safety_commands,
@@ -45,6 +47,7 @@ __all__ = [
     "daemon_commands",
     "fake_provider",
     "goal_commands",
+    "kanban_commands",
     "main",
     "mcp_commands",
     "memory_commands",

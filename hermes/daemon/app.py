@@ -6,6 +6,7 @@
     |-- sessions    SessionsManager -> sup (dynamic) -> session-<id> ...
     |-- gateway     WebSocket + HTTP on one loopback port, one actor per connection
     |-- cron        the scheduler of jobs (hermes/cron; each run a fresh session)
+    |-- kanban      the board's dispatcher (hermes/kanban; each card a worker session)
     |-- watchdog    the event-loop stall detector
     `-- curator     the skills curator (hermes/skills/curator_actor.py), last: a crash
                     of it restarts nothing else
@@ -40,6 +41,7 @@ from typing import TextIO
 
 from actors import ActorRef, ActorSystem, LoopStallDetector, Task, gc_pauses, tune_gc
 from hermes.cron import cron_tree
+from hermes.kanban import kanban_tree
 from hermes.paths import Paths
 from hermes.procgroup import record_user_umask
 from hermes.skills.curator import CuratorPolicy
@@ -58,6 +60,7 @@ from supervisors import (
 from .config import Config, ConfigError, load_config, prepare, reload_changes
 from .cron_runner import locate as cron_locate
 from .exitnote import GiveUpWatch, StartWatch, describe_exit
+from .kanban_runner import locate as kanban_locate
 from .lock import AlreadyRunning, DaemonLock
 from .logs import set_level, setup_logging
 from .manager import SessionsManager
@@ -100,6 +103,7 @@ def build_root(settings: Settings, token: str, surface: SurfaceFactory) -> Super
             ChildSpec("sessions", SessionsManager, args=(settings,), shutdown=60.0),
             ChildSpec("gateway", surface, args=(settings, token), shutdown=3.0),
             ChildSpec("cron", cron_tree, args=(cron_locate(settings),), shutdown=25.0),
+            ChildSpec("kanban", kanban_tree, args=(kanban_locate(settings),), shutdown=25.0),
             task_spec("watchdog", Watchdog, shutdown=0, restart=Restart.PERMANENT),
             ChildSpec(
                 "curator",

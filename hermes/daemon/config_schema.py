@@ -396,6 +396,21 @@ SCHEMA: dict[str, dict[str, Key]] = {
             False, _bool, "a scheduled job's session keeps the cronjob tool (seed #118)"
         ),
     },
+    "kanban": {
+        "dispatch": Key(True, _bool, "the daemon hands todo cards to workers on its own"),
+        "auto_decompose": Key(
+            True, _bool, "the dispatcher splits triage cards into subcards (seed #259)"
+        ),
+        "auto_decompose_per_tick": Key(3, _int(1), "triage cards one dispatch pass decomposes"),
+        "max_running": Key(3, _int(1), "kanban workers running at once"),
+        "stop_nudge": Key(
+            True, _bool, "a worker ending without handing off its card is sent back (seed #230)"
+        ),
+        "worker_timeout": Key(600.0, _number(0), "seconds of worker inactivity (0: no limit)"),
+        "aux_model": Key(
+            "", _optional_str, "model of specify, decompose and the judge ('' = goals.judge_model)"
+        ),
+    },
     "checkpoints": {
         "enabled": Key(
             False,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hermes.tools import ToolRegistry
+from hermes.tools import Tool, ToolRegistry
 
 from .errors import RequestError
 
@@ -40,3 +40,10 @@ def job_registry(
             "invalid_params",
         )
     return ToolRegistry(t for t in tools if t.name in wanted or t.toolset in wanted)
+
+
+def with_tools(registry: ToolRegistry, tools: Iterable[Tool]) -> ToolRegistry:
+    """``registry`` plus ``tools`` (a kanban worker's own; same names replace)."""
+    for tool in tools:
+        registry.register(tool, replace=True)
+    return registry

@@ -66,7 +66,7 @@ from .errors import RequestError, SessionIsClosed, ShuttingDown, UnknownSession
 from .estop import ESTOP_FILE, SpawnPause, StopDelegations, spawn_pause, stop_delegations
 from .eventlog import STOP_FLUSH_TIMEOUT, EventLog, EventWriter
 from .hub import RecordingHub, SessionEnded
-from .job_tools import job_registry
+from .job_tools import job_registry, with_tools
 from .manager_api import (
     CancelAll,
     Close,
@@ -440,8 +440,9 @@ class SessionsManager(Actor):
         if message.context_files is not None:
             config = attrs.evolve(config, load_context_files=message.context_files)
         registry = None
-        if message.toolsets is not None or message.without:
+        if message.toolsets is not None or message.without or message.tools:
             registry = job_registry(self.registry, message.toolsets, message.without)
+            registry = with_tools(registry, message.tools)
         info = await self.store.create_session(model=config.model, title=message.title)
         try:
             await self._start(info.id, config, None, registry)

@@ -36,6 +36,8 @@ class Create(Call["SessionView | Failed"]):
     """Tools or toolsets left out (a scheduled job's: seed #118, ``job_tools.py``)."""
     context_files: bool | None = None
     """Read the project's context files (None: as configured)."""
+    tools: tuple[Any, ...] = ()
+    """Tools only this session has (a kanban worker's ``kanban_*``, ``hermes/kanban``)."""
 
 
 @attrs.frozen(slots=True)

@@ -37,6 +37,7 @@ from hermes.cron import (
 )
 from hermes.daemon.errors import NotFound, RequestError
 from hermes.daemon.manager import ManagerClient, StopDelegations
+from hermes.kanban import Wake
 
 from .params import TITLE_LIMIT, Method, Params
 
@@ -146,6 +147,9 @@ def cron_methods(
             answer = {**await ask(EmergencyStop(on)), "delegations_stopped": 0}
             if on and manager is not None:  # the file exists now: nothing new starts
                 answer.update(await manager.call(StopDelegations()))
+            board = system.lookup(f"{root_path}/kanban/board")
+            if on is False and board is not None:  # the board dispatches again at once
+                await board.cast(Wake())
             return answer
 
         return method

@@ -56,6 +56,7 @@ from . import protocol
 from .cron_methods import cron_route
 from .frames import json_text
 from .goal_methods import goal_route
+from .kanban_methods import kanban_route
 from .methods import Methods, error_code
 from .replay import from_store, ring_frame
 from .skills_methods import skills_route
@@ -268,6 +269,8 @@ def _route(head: RequestHead, body: dict[str, Any]) -> tuple[str, dict[str, Any]
         return f"mcp.session_{parts[4]}", {"session": parts[1], "name": parts[3]}
     if parts and parts[0] == "cron":
         return cron_route(verb, parts[1:], body)
+    if parts and parts[0] == "kanban":
+        return kanban_route(verb, parts[1:], body)
     if parts and parts[0] == "memory":
         return _memory_route(verb, parts[1:])
     if parts and parts[0] == "skills":

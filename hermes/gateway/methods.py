@@ -72,6 +72,7 @@ from .checkpoint_methods import checkpoint_methods
 from .cron_methods import cron_methods
 from .goal_methods import goal_methods
 from .heap_methods import heap_methods
+from .kanban_methods import kanban_methods
 from .mcp_methods import mcp_methods
 from .memory_methods import memory_methods
 from .params import TITLE_LIMIT, Method, Params
@@ -158,6 +159,7 @@ class Methods:
             **heap_methods(),
             **cron_methods(services.system, services.root_path, services.manager),
             **goal_methods(self.entry),
+            **kanban_methods(services.system, services.root_path),
             **mcp_methods(services.system, services.root_path, self.entry),
             **skills_methods(services.settings),
             **spawn_methods(services.manager),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -72,7 +72,8 @@ class BoardDeps:
     settings: KanbanSettings
 
 
-Locate = Callable[[ActorContext], BoardDeps]
+Locate = Callable[[ActorContext], Awaitable[BoardDeps]]
+"""Called in ``on_start``: what the board works with, found in the actor tree."""
 
 
 @attrs.define(slots=True)
@@ -107,7 +108,7 @@ class Board(Actor):
         self.resumed = trio.Event()
 
     async def on_start(self) -> None:
-        deps = self.locate(self.ctx)
+        deps = await self.locate(self.ctx)
         self.store, self.open, self.settings = deps.store, deps.open, deps.settings
         self.client, self.model = deps.client, deps.model
         for card in await self.store.request(q.ListCards(), timeout=30.0):

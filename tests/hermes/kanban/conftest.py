@@ -101,7 +101,7 @@ def open_board(
     async def start(**overrides: Any) -> tuple[ActorRef, KanbanClient, Opened]:
         settings = KanbanSettings(**{"auto_decompose": False, **overrides})
 
-        def locate(ctx: ActorContext) -> BoardDeps:
+        async def locate(ctx: ActorContext) -> BoardDeps:
             return BoardDeps(
                 store=store, open=open_worker, client=client, model=AUX, settings=settings
             )
