@@ -13,7 +13,13 @@ from hermes.session import TurnEnd
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
-from ..session.helpers import assert_valid, result_text, results_by_id, wire_result_text
+from ..session.helpers import (
+    assert_valid,
+    completed_results,
+    result_text,
+    results_by_id,
+    wire_result_text,
+)
 from .conftest import OpenSession, StartMcp, ready, stdio, wait_until
 
 
@@ -42,12 +48,8 @@ async def test_a_turn_calls_an_mcp_tool_end_to_end(
         Reply.of(ToolUse("mcp_kb_echo", {"text": "from the model"}, id="toolu_echo")),
         Reply.of("done"),
     )
-    with trio.fail_after(30):
-        result = await session.run("use the knowledge base")
-    assert result.reason is TurnEnd.COMPLETED
-    transcript = await store.load(session.id)
-    assert_valid(transcript)
-    assert result_text(results_by_id(transcript)["toolu_echo"]) == "echo: from the model"
+    results = await completed_results(session, store, "use the knowledge base")
+    assert result_text(results["toolu_echo"]) == "echo: from the model"
     # The model was offered the tool with the server's schema, next to the built-ins.
     first = fake.message_requests[0].body
     offered = {t["name"]: t for t in first["tools"]}
@@ -140,12 +142,7 @@ async def test_a_server_crashing_mid_turn_leaves_a_valid_transcript(
         Reply.of(ToolUse("mcp_bad_echo", {"text": "still there?"}, id="toolu_echo")),
         Reply.of("the server is down"),
     )
-    with trio.fail_after(30):
-        result = await session.run("crash it")
-    assert result.reason is TurnEnd.COMPLETED
-    transcript = await store.load(session.id)
-    assert_valid(transcript)
-    results = results_by_id(transcript)
+    results = await completed_results(session, store, "crash it")
     crash, echo = results["toolu_crash"], results["toolu_echo"]
     assert crash.is_error and "closed the connection during the call to crash" in (
         result_text(crash)

@@ -6,10 +6,12 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import trio
+
 from hermes.model import Message
 from hermes.model.types import TextBlock, ToolResultBlock
-from hermes.session import SessionEvent
-from hermes.store import Transcript
+from hermes.session import SessionEvent, SessionHandle, TurnEnd
+from hermes.store import StoreClient, Transcript
 
 
 def tool_results(message: Message) -> list[ToolResultBlock]:
@@ -50,6 +52,18 @@ def assert_valid(transcript: Transcript) -> None:
         got = [r.tool_use_id for r in tool_results(messages[index + 1])]
         assert got == uses, f"results {got} do not answer uses {uses} in order"
     assert transcript.open_tool_uses == ()
+
+
+async def completed_results(
+    session: SessionHandle, store: StoreClient, text: str
+) -> dict[str, ToolResultBlock]:
+    """Run ``text`` as a turn that must complete; its valid transcript's results by id."""
+    with trio.fail_after(30):
+        result = await session.run(text)
+    assert result.reason is TurnEnd.COMPLETED
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    return results_by_id(transcript)
 
 
 def types(events: Iterable[SessionEvent]) -> list[str]:

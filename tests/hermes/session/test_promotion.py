@@ -22,7 +22,7 @@ from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
 from hermes.store import StoreClient
 
-from .helpers import assert_valid, result_text, results_by_id
+from .helpers import assert_valid, completed_results, result_text, results_by_id
 
 PROC_ID = re.compile(r"Started background process (proc_\w+)")
 
@@ -36,12 +36,7 @@ async def _promoted_then_listed(
         Reply.of(ToolUse("process", {"action": "list"}, id="toolu_list")),
         Reply.of("it runs"),
     )
-    with trio.fail_after(30):
-        result = await session.run("start it")
-    assert result.reason is TurnEnd.COMPLETED
-    transcript = await store.load(session.id)
-    assert_valid(transcript)
-    blocks = results_by_id(transcript)
+    blocks = await completed_results(session, store, "start it")
     return result_text(blocks["toolu_run"]), result_text(blocks["toolu_list"])
 
 

@@ -12,7 +12,7 @@ from hermes.session import SessionHandle, TurnEnd
 from hermes.store import StoreClient
 
 from .conftest import SessionFactory
-from .helpers import assert_valid, result_text, results_by_id
+from .helpers import completed_results, result_text, results_by_id
 
 
 @pytest.fixture
@@ -46,12 +46,7 @@ async def test_guarded_files_through_a_session_and_its_read_state_across_turns(
         Reply.of(ToolUse("write_file", {"path": "notes.txt", "content": "new\n"}, id="write")),
         Reply.of("done"),
     )
-    with trio.fail_after(30):
-        first = await session.run("tidy the notes")
-    assert first.reason is TurnEnd.COMPLETED
-    transcript = await store.load(session.id)
-    assert_valid(transcript)
-    results = results_by_id(transcript)
+    results = await completed_results(session, store, "tidy the notes")
     blind = result_text(results["blind"])
     assert results["blind"].is_error and "you have not read it in this session" in blind
     env = result_text(results["env"])
