@@ -49,7 +49,7 @@ from .requests import (
     Wake,
 )
 from .settings import KanbanSettings
-from .tool import card_tools
+from .tool import CardTool, card_tools
 from .worker import OpenWorker, RunState, WorkerDeps, work
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class _Run:
     task: OwnedTask
     token: str
     state: RunState
+    tools: tuple[CardTool, ...] = ()
     stopped: str | None = None
     """Why a person stopped it (its card is already moved)."""
 
@@ -197,7 +198,7 @@ class Board(Actor):
                 state.blocked = f"the worker failed: {type(error).__name__}: {error}"
 
         task = self.ctx.start_task(body, name=f"work-{card.id}", notify=True)
-        self.runs[card.id] = _Run(task, token, state)
+        self.runs[card.id] = _Run(task, token, state, tools)
         self.tasks[task] = card.id
         log.info("kanban card %s dispatched", card.id)
 
@@ -206,6 +207,8 @@ class Board(Actor):
         run = self.runs.get(card_id)
         card = self.cards.get(card_id)
         if run is not None and run.token == token and card is not None:
+            for tool in run.tools:
+                tool.owner[:] = [session_id]
             await self._save(attrs.evolve(card, assignee=session_id))
 
     async def _ended(self, task: OwnedTask) -> None:

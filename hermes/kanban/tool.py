@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from actors import ActorExited, CallTarget
+from hermes.cron.tool import session_of
 from hermes.goals.judge import Verdict, judge_goal
 from hermes.goals.record import Goal
 from hermes.store.kanban_queries import Card
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 TEXT_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 20000}
 
 
-class _CardTool(Tool):
+class CardTool(Tool):
     action = ""
     field = "summary"
     kind = ToolKind.OTHER
@@ -46,6 +47,9 @@ class _CardTool(Tool):
         self.token = token
         self.board = board
         self.judge = judge
+        self.owner: list[str] = []
+        """The worker session's id once it exists (shared by the card's tools): a call from
+        any other session (a subagent of the worker, seed #244) is refused."""
         self.input_schema = {
             "type": "object",
             "properties": {self.field: TEXT_SCHEMA},
@@ -66,6 +70,12 @@ class _CardTool(Tool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         text: str = args[self.field]
+        caller = session_of(ctx)
+        if self.owner and caller is not None and caller != self.owner[0]:
+            return ToolOutcome.error(
+                f"{self.name}: only card {self.card.id}'s worker session may hand it off",
+                reason="refused",
+            )
         refused = await self.gate(text)
         if refused is not None:
             return ToolOutcome.error(
@@ -87,7 +97,7 @@ class _CardTool(Tool):
         return ToolOutcome.ok(str(answer), card=self.card.id, action=self.action)
 
 
-class CompleteTool(_CardTool):
+class CompleteTool(CardTool):
     name = "kanban_complete"
     description = (
         "Mark your kanban card done. Give a summary of what you did and the evidence that "
@@ -96,7 +106,7 @@ class CompleteTool(_CardTool):
     action = "complete"
 
 
-class ReviewTool(_CardTool):
+class ReviewTool(CardTool):
     name = "kanban_request_review"
     description = (
         "Hand your kanban card to a person for review: say what you did, the evidence, and "
@@ -105,7 +115,7 @@ class ReviewTool(_CardTool):
     action = "review"
 
 
-class BlockTool(_CardTool):
+class BlockTool(CardTool):
     name = "kanban_block"
     description = (
         "Block your kanban card when you cannot go on (missing access, an unclear spec, a "
@@ -120,5 +130,9 @@ def card_tools(
     token: str,
     board: Callable[[], CallTarget | None],
     judge: tuple[ModelClient, str, float] | None,
-) -> tuple[Tool, ...]:
-    return tuple(kind(card, token, board, judge) for kind in (CompleteTool, ReviewTool, BlockTool))
+) -> tuple[CardTool, ...]:
+    tools = [kind(card, token, board, judge) for kind in (CompleteTool, ReviewTool, BlockTool)]
+    owner: list[str] = []
+    for tool in tools:
+        tool.owner = owner
+    return tuple(tools)

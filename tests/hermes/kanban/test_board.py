@@ -264,3 +264,20 @@ async def test_blocking_a_running_card_stops_its_worker(
     assert blocked["status"] == "blocked" and blocked["block_reason"] == "wrong approach"
     await until(lambda: opened.closed)
     assert (await board.call(GetCard(card["id"])))["block_reason"] == "wrong approach"
+
+
+async def test_a_worker_hands_its_card_to_review_and_a_person_closes_it(
+    open_board: BoardFactory, fake: FakeProvider
+) -> None:
+    fake.enqueue(
+        Reply.of(ToolUse("kanban_request_review", {"summary": "please check the wording"})),
+        Reply.of("Handed off."),
+    )
+    _, board, _ = await open_board()
+    card = await board.call(AddCard({"title": "write the release note"}))
+    review = await until_status(board, card["id"], "review", "blocked", "done")
+    assert review["status"] == "review" and review["result"] == "please check the wording"
+    with pytest.raises(CardError, match="cannot move from review to triage"):
+        await board.call(MoveCard(card["id"], "triage"))
+    done = await board.call(MoveCard(card["id"], "done"))
+    assert done["status"] == "done"
