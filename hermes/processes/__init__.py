@@ -27,6 +27,7 @@ background modes are ``hermes/tools/builtin/process_tool.py`` and
 | ``watcher.py`` / ``adopted.py`` | the watcher actors (``watcher_base.py``: what both share) |
 | ``pump.py`` | ``OutputPump``: the watcher's tasks reading the pipe and waiting for the exit |
 | ``registry.py`` | ``ProcessRegistry`` and ``spawn_process_registry`` |
+| ``waits.py`` | ``Waits``: the registry's pending waits and their timeouts |
 | ``adoption.py`` | processes taken over: recovered after a restart, handed over by a subagent |
 | ``service.py`` | ``ProcessService``: the typed client tools use |
 | ``checkpoint.py`` / ``orphans.py`` | the crash checkpoint in the store; orphan listing/killing |

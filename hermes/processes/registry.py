@@ -22,7 +22,6 @@ lost; see ``checkpoint.py``); that and a subagent's hand-off are ``adoption.py``
 
 from __future__ import annotations
 
-import itertools
 import logging
 import secrets
 from typing import Any
@@ -39,7 +38,6 @@ from actors import (
     ExitReason,
     MailboxConfig,
     Overflow,
-    Reply,
     StartFailed,
     Timer,
 )
@@ -87,6 +85,7 @@ from .state import (
     WaitOutcome,
     WaitResult,
 )
+from .waits import WaitExpired, Waits
 from .watcher import ProcessWatcher
 from .watcher_base import WatcherBase
 
@@ -98,12 +97,6 @@ MAX_PATTERNS = 32
 
 def new_process_id() -> str:
     return "proc_" + secrets.token_hex(6)
-
-
-@attrs.frozen(slots=True)
-class _WaitExpired:
-    process_id: str
-    token: int
 
 
 @attrs.frozen(slots=True)
@@ -129,13 +122,6 @@ class _Entry:
     """Its end was handled (waiters answered, notice sent)."""
     actor: WatcherBase | None = None
     """The watcher itself (it says whether it handed the process over)."""
-
-
-@attrs.define(slots=True, eq=False)
-class _Waiter:
-    reply: Reply
-    token: int
-    timer: Timer
 
 
 class ProcessRegistry(Actor):
@@ -171,8 +157,7 @@ class ProcessRegistry(Actor):
         self.notify_failures = 0
         self.handed: dict[str, str] = {}
         """Processes handed over to a parent session: id -> that session."""
-        self._waiters: dict[str, list[_Waiter]] = {}
-        self._tokens = itertools.count(1)
+        self.waits = Waits(self.config.poll_tail)
         self._release_timer: Timer | None = None
         self.hold = NoticeHold(session_id, self.config.estop)
         self._hold_timer: Timer | None = None
@@ -181,6 +166,7 @@ class ProcessRegistry(Actor):
 
     async def on_start(self) -> None:
         self.ctx.send_interval(self.config.prune_interval, _Prune())
+        self._send(self.hold.release())  # held before a restart: out now, or looked at again
         if self.checkpoint is not None:  # a checkpoint's processes, adopted or marked lost
             found = await recover(self.ctx, self.session_id, self.checkpoint, self.config)
             for each in found:
@@ -189,10 +175,10 @@ class ProcessRegistry(Actor):
 
     async def on_stop(self, reason: ExitReason) -> None:
         # The watchers have stopped (and killed their groups): answer every waiter.
-        for process_id in list(self._waiters):
+        for process_id in self.waits.waiting():
             entry = self.entries.get(process_id)
             if entry is not None:
-                self._resolve_waiters(entry.state)
+                self.waits.resolve(entry.state)
 
     # -- the mailbox -------------------------------------------------------------------
 
@@ -235,8 +221,9 @@ class ProcessRegistry(Actor):
                 found = self.entries.get(message.process_id)
                 if found is not None:
                     self._finished(found)
-            case _WaitExpired():
-                self._expire(message)
+            case WaitExpired():
+                found = self.entries.get(message.process_id)
+                self.waits.expire(message, found.state if found is not None else None)
             case _BreakerRelease():
                 self._release_timer = None
                 self._release(now)
@@ -351,8 +338,7 @@ class ProcessRegistry(Actor):
 
     def _forget(self, process_id: str) -> None:
         self.entries.pop(process_id, None)
-        for waiter in self._waiters.pop(process_id, []):
-            waiter.timer.cancel()
+        self.waits.forget(process_id)
 
     def _prune(self, now: float) -> None:
         ttl = self.config.finished_ttl
@@ -378,45 +364,17 @@ class ProcessRegistry(Actor):
             state.exit_seen = True
         return LogResult(state.info(), page)
 
-    def _result(self, state: ProcessState, outcome: WaitOutcome) -> WaitResult:
-        return WaitResult(state.info(), state.buffer.tail(self.config.poll_tail), outcome)
-
     def _wait(self, message: Wait) -> WaitResult | None:
         state = self._get(message.process_id).state
         if state.finished:
             state.exit_seen = True
-            return self._result(state, WaitOutcome.FINISHED)
+            return self.waits.result(state, WaitOutcome.FINISHED)
         timeout = min(max(float(message.timeout), 0.0), self.config.wait_max)
         if timeout <= 0:
-            return self._result(state, WaitOutcome.TIMEOUT)
-        token = next(self._tokens)
+            return self.waits.result(state, WaitOutcome.TIMEOUT)
         reply = self.ctx.defer_reply()
-        timer = self.ctx.send_after(timeout, _WaitExpired(state.id, token))
-        self._waiters.setdefault(state.id, []).append(_Waiter(reply, token, timer))
+        self.waits.add(state.id, reply, lambda expired: self.ctx.send_after(timeout, expired))
         return None
-
-    def _expire(self, message: _WaitExpired) -> None:
-        waiters = self._waiters.get(message.process_id, [])
-        for waiter in waiters:
-            if waiter.token == message.token:
-                waiters.remove(waiter)
-                entry = self.entries.get(message.process_id)
-                if entry is not None and not waiter.reply.caller_gave_up:
-                    waiter.reply.send(self._result(entry.state, WaitOutcome.TIMEOUT))
-                break
-        if not waiters:
-            self._waiters.pop(message.process_id, None)
-
-    def _resolve_waiters(self, state: ProcessState) -> None:
-        waiters = self._waiters.pop(state.id, [])
-        if not waiters:
-            return
-        outcome = WaitOutcome.FINISHED if state.finished else WaitOutcome.TIMEOUT
-        result = self._result(state, outcome)
-        for waiter in waiters:
-            waiter.timer.cancel()
-            if not waiter.reply.caller_gave_up and waiter.reply.send(result) and state.finished:
-                state.exit_seen = True
 
     # -- ends and notices ------------------------------------------------------------------
 
@@ -427,7 +385,7 @@ class ProcessRegistry(Actor):
             return
         entry.ended = True
         state = entry.state
-        self._resolve_waiters(state)
+        self.waits.resolve(state)
         if state.notify_on_complete and not state.exit_seen:
             info = state.info()
             self._deliver(
@@ -450,7 +408,7 @@ class ProcessRegistry(Actor):
                 state = entry.state
                 to = entry.actor.handed_to if entry.actor is not None else None
                 if to is not None:  # handed over: the process is the parent's now
-                    self._resolve_waiters(state)
+                    self.waits.resolve(state)
                     self._forget(state.id)
                     self.handed[state.id] = to
                     return
