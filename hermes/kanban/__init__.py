@@ -7,7 +7,8 @@
 | ``board.py`` | ``Board``: owns the cards, dispatches todo cards to workers, auto-decomposes |
 | ``worker.py`` | one card's run: rounds, the stop nudge, the goal-mode judge loop |
 | ``tool.py`` | the worker's ``kanban_complete`` / ``kanban_request_review`` / ``kanban_block`` |
-| ``aux.py`` | specify and decompose: one auxiliary-model call each |
+| ``aux.py`` | specify and decompose: one auxiliary-model call each, parsed |
+| ``triage.py`` | the board's specify and decompose work, in tasks (the mailbox stays free) |
 | ``session.py`` | ``HandleWorker``: a worker session over a ``SessionHandle`` |
 | ``client.py`` | ``KanbanClient`` and ``kanban_tree`` (the daemon's ``kanban`` child) |
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -30,7 +30,6 @@ from hermes.store import StoreClient, StoreError
 from hermes.store import kanban_queries as q
 from hermes.store.kanban_queries import CARD_STATUSES, Card
 
-from . import aux
 from .cards import EDITABLE, CardError, CardNotFound, check_fields, check_move, moved, new_card
 from .requests import (
     AddCard,
@@ -50,6 +49,7 @@ from .requests import (
 )
 from .settings import KanbanSettings
 from .tool import CardTool, card_tools
+from .triage import TriageWork
 from .worker import OpenWorker, RunState, WorkerDeps, work
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def wall_clock() -> float:
     return time.time()
 
 
-class Board(Actor):
+class Board(TriageWork, Actor):
     def __init__(self, locate: Locate, clock: Callable[[], float] = wall_clock) -> None:
         self.locate = locate
         self.clock = clock
@@ -103,6 +103,8 @@ class Board(Actor):
         self.runs: dict[str, _Run] = {}
         self.tasks: dict[OwnedTask, str] = {}
         self.decomposing: OwnedTask | None = None
+        self.asking: set[str] = set()
+        """Triage cards with an auxiliary call in flight (specify, decompose)."""
         self.tried: set[str] = set()
         """Triage cards auto-decompose gave up on (a person's decompose or edit retries)."""
         self.timer: Timer | None = None
@@ -229,46 +231,6 @@ class Board(Actor):
             log.info("kanban card %s blocked: %s", card_id, why)
         await self._save(card)
 
-    # -- the auxiliary model -------------------------------------------------------------
-
-    async def _auto_decompose(self, card_ids: Sequence[str]) -> None:
-        for card_id in card_ids:
-            card = self.cards.get(card_id)
-            if card is None or card.status != "triage" or self.stopped():
-                continue
-            try:  # the task's own call: the board's mailbox stays free meanwhile
-                await self._decompose(card, "auto-decomposer")
-            except (CardError, StoreError) as error:
-                log.warning("kanban card %s: auto-decompose failed: %s", card_id, error)
-
-    async def _decompose(self, card: Card, author: str) -> list[Card]:
-        if card.status != "triage":
-            raise CardError(f"card {card.id} is {card.status}: only a triage card is decomposed")
-        client = self._aux()
-        try:
-            parts = await aux.decompose(
-                client, self.model, card.title, card.body, self.settings.aux_timeout
-            )
-        except aux.AuxFailed as error:
-            raise CardError(f"card {card.id} not decomposed: {error}") from None
-        now = self.clock()
-        made: list[Card] = []
-        for part in parts:
-            depends = tuple(made[i].id for i in part.parents)
-            child = new_card({"title": part.title, "body": part.body}, now=now, author=author)
-            made.append(attrs.evolve(child, parent=card.id, depends=depends))
-        for child in made:
-            await self._save(child, create=True)
-        parent = attrs.evolve(
-            card, status="todo", depends=(*card.depends, *(c.id for c in made)), updated_at=now
-        )
-        return [await self._save(parent), *made]
-
-    def _aux(self) -> ModelClient:
-        if self.client is None:
-            raise CardError("no auxiliary model is available to this board")
-        return self.client
-
     # -- the mailbox ---------------------------------------------------------------------
 
     async def receive(self, message: object) -> object:
@@ -353,19 +315,11 @@ class Board(Actor):
                 await self._launch(card)
                 return self.view(self.cards[card.id])
             case SpecifyCard():
-                if card.status != "triage":
-                    raise CardError(f"card {card.id} is {card.status}: only a triage card "
-                                    "is specified")  # fmt: skip
-                try:
-                    spec = await aux.specify(self._aux(), self.model, card.title, card.body,
-                                             self.settings.aux_timeout)  # fmt: skip
-                except aux.AuxFailed as error:
-                    raise CardError(f"card {card.id} not specified: {error}") from None
-                changed = attrs.evolve(card, title=spec.title, body=spec.body, status="todo",
-                                       updated_at=self.clock())  # fmt: skip
-                return self.view(await self._save(changed))
+                self._triage(card, "specified")
+                return self._aside(card, self._specify(card))
             case DecomposeCard(author=author):
-                return [self.view(c) for c in await self._decompose(card, author)]
+                self._triage(card, "decomposed")
+                return self._aside(card, self._decompose(card, author))
             case RemoveCard():
                 run = self.runs.get(card.id)
                 if run is not None:

@@ -281,3 +281,24 @@ async def test_a_worker_hands_its_card_to_review_and_a_person_closes_it(
         await board.call(MoveCard(card["id"], "triage"))
     done = await board.call(MoveCard(card["id"], "done"))
     assert done["status"] == "done"
+
+
+async def test_the_board_answers_while_the_auxiliary_model_thinks(
+    open_board: BoardFactory, fake: FakeProvider
+) -> None:
+    aux_says(fake, Reply.of('{"title": "T", "body": "B"}', delay=1.0))
+    _, board, _ = await open_board(dispatch=False)
+    card = await board.call(AddCard({"title": "slow spec", "status": "triage"}))
+    async with trio.open_nursery() as nursery:
+        specified: dict[str, Any] = {}
+
+        async def specify() -> None:
+            specified.update(await board.call(SpecifyCard(card["id"])))
+
+        nursery.start_soon(specify)
+        await until(lambda: aux_calls(fake) == 1)
+        with trio.fail_after(0.5):  # answered before the model's reply, not after it
+            assert (await board.call(GetCard(card["id"])))["status"] == "triage"
+        with pytest.raises(CardError, match="being specified or decomposed already"):
+            await board.call(DecomposeCard(card["id"]))
+    assert specified["status"] == "todo" and specified["title"] == "T"
