@@ -28,6 +28,7 @@ from hermes.kanban import (
 )
 from hermes.kanban.worker import FINALIZE, STOP_NUDGE
 from hermes.store import StoreClient
+from hermes.store.kanban_queries import Card, SaveCard
 from hermes.store.kanban_queries import ListCards as StoredCards
 
 from .conftest import AUX, BoardFactory, aux_says, until, until_status, verdict
@@ -302,3 +303,30 @@ async def test_the_board_answers_while_the_auxiliary_model_thinks(
         with pytest.raises(CardError, match="being specified or decomposed already"):
             await board.call(DecomposeCard(card["id"]))
     assert specified["status"] == "todo" and specified["title"] == "T"
+
+
+async def test_a_card_left_running_by_a_stopped_daemon_goes_back_to_todo(
+    open_board: BoardFactory, store: StoreClient
+) -> None:
+    left = Card(id="card-left", title="was running", status="running", assignee="s-1", runs=1)
+    await store.request(SaveCard(left, create=True))
+    _, board, _ = await open_board(dispatch=False)
+    shown = await board.call(GetCard("card-left"))
+    assert shown["status"] == "todo" and shown["assignee"] == "s-1" and shown["runs"] == 1
+    edited = await board.call(EditCard("card-left", {"title": "try again", "goal": True}))
+    assert edited["title"] == "try again" and edited["goal"] is True
+    (row,) = await store.request(StoredCards())
+    assert row.status == "todo" and row.title == "try again" and row.goal
+
+
+async def test_goal_mode_blocks_a_card_judged_done_that_the_worker_never_completes(
+    open_board: BoardFactory, fake: FakeProvider
+) -> None:
+    fake.enqueue(Reply.of("It is done."), Reply.of("Yes, it is done."))
+    aux_says(fake, verdict("done", "the file exists"))
+    _, board, _ = await open_board(stop_nudge=False)
+    card = await board.call(AddCard({"title": "make a file", "goal": True}))
+    blocked = await until_status(board, card["id"], "blocked", "done")
+    assert "never called kanban_complete" in blocked["block_reason"]
+    assert worker_texts(fake)[-1] == FINALIZE.format(note="the file exists")
+    assert aux_calls(fake) == 1
