@@ -1,8 +1,10 @@
 """Keeps a session's context inside its window: the system prompt, the token meter, compaction.
 
-One ``ContextKeeper`` per session, lent with the conversation to whoever owns
-it (the running turn, or the session for an idle ``/compress``): no lock is
-needed because only the owner calls it.
+One ``ContextKeeper`` per session, owned as the conversation is: a running
+turn works on its own ``copy()`` (made at its spawn) and gives it back in its
+task's value, which the session adopts; what the session asks of it meanwhile
+(``/compress``, a changed tool list) reaches the turn as messages
+(``control.py``). Only its owner calls it, so no lock is needed.
 
 - **Measuring:** after each reply the real prompt size is anchored
   (``observe``); in between, what was appended since is estimated. Each
@@ -32,6 +34,7 @@ needed because only the owner calls it.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Sequence
 
@@ -130,6 +133,19 @@ class ContextKeeper:
         """A ``/compress`` (with its focus) waiting for the running turn's next step."""
         self.fell_back = False
         """An auxiliary summary failed and was retried on ``model``, which writes them now."""
+
+    def copy(self) -> ContextKeeper:
+        """A keeper of its own for a turn: the same prompt and settings, its own meter
+        and policy state (the immutable parts are shared)."""
+        twin = copy.copy(self)
+        twin.meter = copy.copy(self.meter)
+        twin.policy = copy.copy(self.policy)
+        return twin
+
+    def retool(self, tools: tuple[ToolSpec, ...], stable: TextBlock) -> None:
+        """The tool list changed: its specs, and the system prompt's new stable tier."""
+        self.tools = tools
+        self.system = (stable, *self.system[1:])
 
     # -- measuring -----------------------------------------------------------------------
 

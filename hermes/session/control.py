@@ -18,9 +18,12 @@ the session and the turn; what crosses goes through single-owner channels:
   request in flight, interrupt holds), read by the session for its instant
   answers (``redirected`` or ``steered``; whether a new prompt may interrupt
   now), as ``hermes.subagents.ledger.Activity`` is for subagents.
-- Once the turn's task has exited, the steer channel's remains are the
-  session's: the handle reads them through its own receive end
-  (``leftovers``); until then only the turn receives.
+- ``/compress`` and a change of the tool list go into a third channel
+  (``CompressAsk``, ``ToolsChanged``) that the turn applies to its own
+  ``ContextKeeper`` copy before each request.
+- Once the turn's task has exited, the channels' remains are the session's:
+  the handle reads them through its own receive ends (``leftovers``,
+  ``leftover_asks``); until then only the turn receives.
 
 A tool sees none of this: it gets the interrupt event in its ``ToolContext``,
 a ``TurnUsage`` value (the context size when its batch started), and, by
@@ -35,6 +38,8 @@ from contextlib import contextmanager, suppress
 
 import attrs
 import trio
+
+from hermes.model import TextBlock, ToolSpec
 
 from .errors import QueueFull
 
@@ -66,7 +71,27 @@ class TurnStatus:
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
 
 
+@attrs.frozen(slots=True)
+class CompressAsk:
+    """``/compress`` while the turn runs: compact before its next request."""
+
+    focus: str | None = None
+
+
+@attrs.frozen(slots=True)
+class ToolsChanged:
+    """The session's tool list changed (an MCP server turned on or off): the specs and the
+    stable tier of the system prompt built for them, from the turn's next request on."""
+
+    tools: tuple[ToolSpec, ...]
+    stable: TextBlock
+
+
 Steer = str | Redirected
+Ask = CompressAsk | ToolsChanged
+
+ASK_CAPACITY = 16
+"""Requests (``/compress``, tool changes) that may wait for a turn's next seam."""
 
 
 class TurnInbox:
@@ -78,9 +103,11 @@ class TurnInbox:
         cuts: trio.MemoryReceiveChannel[None],
         interrupt: trio.Event,
         status: TurnStatus,
+        asks: trio.MemoryReceiveChannel[Ask],
     ) -> None:
         self._steers = steers
         self._cuts = cuts
+        self._asks = asks
         self.interrupt = interrupt
         """Set by the session's handle only; the turn and its tools wait on it."""
         self.status = status
@@ -119,6 +146,10 @@ class TurnInbox:
                 self._taken.append(item)
         return redirects
 
+    def take_asks(self) -> list[Ask]:
+        """The requests waiting (``/compress``, tool changes), in order."""
+        return _drain(self._asks)
+
     @contextmanager
     def requesting(self, scope: trio.CancelScope) -> Iterator[None]:
         """While entered, ``scope`` is the model request in flight: a ring cuts it."""
@@ -151,7 +182,17 @@ class TurnInbox:
 class TurnHandle:
     """The session's end of a running turn's controls: the verbs it sends, nothing more."""
 
-    __slots__ = ("_cuts", "_interrupt", "_remains", "_status", "_steers", "capacity", "reason")
+    __slots__ = (
+        "_asks",
+        "_cuts",
+        "_interrupt",
+        "_left_asks",
+        "_remains",
+        "_status",
+        "_steers",
+        "capacity",
+        "reason",
+    )
 
     def __init__(
         self,
@@ -161,8 +202,10 @@ class TurnHandle:
         cuts: trio.MemorySendChannel[None],
         interrupt: trio.Event,
         status: TurnStatus,
+        asks: tuple[trio.MemorySendChannel[Ask], trio.MemoryReceiveChannel[Ask]],
     ) -> None:
         self.capacity = capacity
+        self._asks, self._left_asks = asks
         self._steers = steers
         self._remains = remains
         self._cuts = cuts
@@ -202,6 +245,25 @@ class TurnHandle:
             self._interrupt.set()
         self._ring()
 
+    def compress(self, focus: str | None) -> None:
+        """Ask the turn to compact before its next request (``/compress`` while busy)."""
+        try:
+            self._asks.send_nowait(CompressAsk(focus))
+        except trio.WouldBlock:
+            raise QueueFull(f"{ASK_CAPACITY} requests are already waiting for this turn") from None
+
+    def tools_changed(self, tools: tuple[ToolSpec, ...], stable: TextBlock) -> None:
+        """Tell the turn the tool list changed (the session applies it again at the turn's
+        end, so one that finds the channel full is not lost)."""
+        with suppress(trio.WouldBlock):
+            self._asks.send_nowait(ToolsChanged(tools, stable))
+
+    def leftover_asks(self) -> list[Ask]:
+        """The requests the turn did not take (once it has exited): the session's now."""
+        left = _drain(self._left_asks)
+        self._left_asks.close()
+        return left
+
     @property
     def interruptible(self) -> bool:
         """False while the turn holds off interrupts (subagents or compression in flight)."""
@@ -224,6 +286,18 @@ def turn_link(capacity: int) -> tuple[TurnHandle, TurnInbox]:
     """The two ends of a new turn's controls: the session's handle, the turn's inbox."""
     send, receive = trio.open_memory_channel[Steer](capacity)
     ring, bell = trio.open_memory_channel[None](1)
+    ask, asks = trio.open_memory_channel[Ask](ASK_CAPACITY)
     interrupt, status = trio.Event(), TurnStatus()
-    handle = TurnHandle(capacity, send, receive.clone(), ring, interrupt, status)
-    return handle, TurnInbox(receive, bell, interrupt, status)
+    handle = TurnHandle(
+        capacity, send, receive.clone(), ring, interrupt, status, (ask, asks.clone())
+    )
+    return handle, TurnInbox(receive, bell, interrupt, status, asks)
+
+
+def _drain(channel: trio.MemoryReceiveChannel[Ask]) -> list[Ask]:
+    taken = []
+    while True:
+        try:
+            taken.append(channel.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return taken

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import attrs
 
 from hermes.model import Message, Usage
+
+if TYPE_CHECKING:
+    from .context_keeper import ContextKeeper
 
 
 class TurnEnd(enum.Enum):
@@ -52,6 +56,9 @@ class TurnDone:
     settled, or outlived its kill): the session reloads from the store then."""
     dirty: bool = False
     """A write of the turn may have half-happened: the session reloads first."""
+    keeper: ContextKeeper | None = None
+    """The turn's ``ContextKeeper`` copy as it ended (its prompt, meter and policy), which
+    the session adopts; None when the turn gave nothing (the session keeps its own)."""
 
 
 class TurnCrashed(Exception):

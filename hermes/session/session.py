@@ -21,7 +21,9 @@ cancel, approval answers and new prompts are handled at once:
 - **compress** (``/compress``) asks the running turn to compact before its
   next request, or, when idle, runs a compaction job in a turn actor (so a
   cancel still finds the mailbox free). The ``ContextKeeper`` holds the system
-  prompt, the context meter and the compaction policy across turns;
+  prompt, the context meter and the compaction policy across turns; a turn
+  works on its own copy and gives it back, and a ``/compress`` or a changed
+  tool list reaches a running turn as a message (``control.py``);
 - **background review** (``reviews.py``): after every N completed user turns
   a reviewer child saves what is worth remembering; any new input or control
   verb kills it first.
@@ -209,9 +211,11 @@ class SessionActor(TurnOwner):
         prefix is new anyway); the other tiers stay as they were.
         """
         if self.tools.set_server(server, on):
-            self.keeper.tools = self.tools.specs()
-            stable = self.keeper.build_system()[0]
-            self.keeper.system = (stable, *self.keeper.system[1:])
+            self._retool()
+            running = self._running
+            if running is not None:  # the turn's keeper is its own: tell it
+                running.retooled = True
+                running.handle.tools_changed(self.keeper.tools, self.keeper.system[0])
         return tuple(sorted(self.tools.off))
 
     async def _start_children(self) -> None:
@@ -377,7 +381,7 @@ class SessionActor(TurnOwner):
         if focus is not None:
             focus = checked_text(focus, "compress focus")
         if self._running is not None:
-            self.keeper.request(focus)
+            self._running.handle.compress(focus)
             return Accepted("compress_requested", self.turn_number)
         number = await self._start_turn(None, StartCompaction(focus))
         return Accepted("compacting", number)

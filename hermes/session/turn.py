@@ -58,13 +58,14 @@ from .turn_model import TurnModel
 
 @attrs.frozen(slots=True)
 class TurnDeps:
-    """What a turn works with, lent by its session."""
+    """What a turn works with: values, shared immutable services, and its own copies."""
 
     config: SessionConfig
     client: ModelClient
     registry: ToolRegistry
     keeper: ContextKeeper
-    """System prompt, context meter and compaction (lent with the conversation)."""
+    """System prompt, context meter and compaction: the turn's own copy, given back in
+    its ``TurnDone``."""
     hub: ev.EventHub
     tools_ctx: ToolContext
     approvals: ApprovalBroker
@@ -163,7 +164,7 @@ class TurnActor(TurnModel, Task[TurnDone]):
             self._failure = None
         settled = self._settled
         assert settled is not None  # ``_record`` runs in the settle step's ``finally``
-        done = TurnDone(settled, tuple(self.conv.messages), self.conv.dirty)
+        done = TurnDone(settled, tuple(self.conv.messages), self.conv.dirty, self.deps.keeper)
         if failure is not None and not _only_cancelled(failure):
             raise TurnCrashed(done) from failure
         failure = None
@@ -208,6 +209,7 @@ class TurnActor(TurnModel, Task[TurnDone]):
                 done = await self.deps.keeper.compact(
                     self.conv, self.ctx, self.number, "request", focus=focus, forced=True
                 )
+            self._take_asks(answered=done is not None)
         except StoreError as error:
             self._end, self._detail = TurnEnd.FAILED, str(error)
             return

@@ -40,7 +40,7 @@ from hermes.model.repetition import RunawayWatch
 
 from . import events as ev
 from .batch import steer_block
-from .control import TurnInbox
+from .control import CompressAsk, ToolsChanged, TurnInbox
 from .conversation import Conversation
 from .ladders import (
     CONTINUE_NUDGE,
@@ -183,16 +183,30 @@ class TurnModel:
     async def _keep_context(self, overflow: bool = False) -> bool:
         """Compact if due (or after a context overflow); whether the transcript changed."""
         keeper = self.deps.keeper
+        self._take_asks()
         with self.controls.hold_interrupt():
             if overflow:
                 done = await keeper.after_overflow(self.conv, self.ctx, self.number)
             else:
                 done = await keeper.before_request(self.conv, self.ctx, self.number)
+        self._take_asks(answered=done is not None)
         if done is None:
             return False
         self.compacted = True
         self._usage = self._usage + done.usage  # the summary call is part of the turn's cost
         return True
+
+    def _take_asks(self, *, answered: bool = False) -> None:
+        """Apply the session's requests to the turn's keeper: a changed tool list, and a
+        ``/compress`` (``answered``: a compaction just committed, which answers it)."""
+        keeper = self.deps.keeper
+        for ask in self.controls.take_asks():
+            match ask:
+                case CompressAsk(focus=focus):
+                    if not answered:
+                        keeper.request(focus)
+                case ToolsChanged(tools=tools, stable=stable):
+                    keeper.retool(tools, stable)
 
     async def _model_call(
         self, tool_choice: str | None, ladder: ReplyLadder

@@ -29,7 +29,7 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .config import BusyMode, SessionConfig
 from .context_keeper import ContextKeeper
-from .control import TurnHandle, turn_link
+from .control import CompressAsk, TurnHandle, turn_link
 from .conversation import Conversation
 from .deps import SessionDeps
 from .errors import InvalidInput, QueueFull, SessionBusy, SessionError
@@ -59,6 +59,8 @@ class RunningTurn:
     waiters: list[Reply]
     from_user: bool
     """A person's prompt (not machine input, not a compaction job): counts toward reviews."""
+    retooled: bool = False
+    """The tool list changed while it ran (applied to the adopted keeper too)."""
 
 
 _START = StartTurn()
@@ -160,7 +162,7 @@ class TurnOwner(Actor):
             config=self.config,
             client=self.deps.client,
             registry=self.tools,
-            keeper=self.keeper,
+            keeper=self.keeper.copy(),  # the turn's own, given back in its TurnDone
             hub=self.hub,
             tools_ctx=self.tools_ctx,
             approvals=self.approvals,
@@ -198,6 +200,9 @@ class TurnOwner(Actor):
         if result.reason is TurnEnd.INTERRUPTED and not result.detail:
             result = attrs.evolve(result, detail=running.handle.reason)  # why it was sent
         self.conversation.adopt(done.messages, dirty=done.dirty)
+        if done.keeper is not None:
+            self.keeper = done.keeper
+        self._after_turn_asks(running)
         self.usage = self.usage + result.usage
         self.context_used = result.context_used or self.context_used
         with trio.CancelScope(shield=True) as scope:
@@ -226,6 +231,19 @@ class TurnOwner(Actor):
         if due and not self.reviews.schedule(self.ctx, result.turn):
             await self._start_review(result.turn)
         return result
+
+    def _after_turn_asks(self, running: RunningTurn) -> None:
+        """What the turn left of the session's requests is the session's again: a
+        ``/compress`` waits for the next request; a changed tool list is applied."""
+        for ask in running.handle.leftover_asks():
+            if isinstance(ask, CompressAsk):
+                self.keeper.request(ask.focus)
+        if running.retooled:
+            self._retool()
+
+    def _retool(self) -> None:
+        """Give the keeper the session's tool list and the stable tier built for it."""
+        self.keeper.retool(self.tools.specs(), self.keeper.build_system()[0])
 
     async def _claim_transcript(self, number: int) -> None:
         try:
