@@ -2,7 +2,7 @@
 tool uses open, and a turn that outlives its stop (found by ``test_valid_history``).
 
 The world (supervised store and session over a fake provider) is
-``test_valid_history``'s ``open_world``.
+``history_world.py``'s ``open_world``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from hermes.store import (
 from .history_model import (
     check_history,
 )
-from .test_valid_history import MODEL, SESSION_ID, InjectedCrash, World, open_world
+from .history_world import MODEL, SESSION_ID, InjectedCrash, World, open_world
 
 # -- crashes mid tool batch, without hypothesis ------------------------------------------
 

@@ -49,8 +49,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -63,40 +63,21 @@ from hypothesis.control import currently_in_test_context
 from actors import (
     ActorExited,
     ActorExitedEvent,
-    ActorRef,
-    ActorSystem,
     CallTimeout,
     ExitKind,
     ExitReason,
     UnkillableReported,
-    open_system,
 )
-from hermes.fake import FakeProvider, open_fake_provider
 from hermes.model import (
-    ModelClient,
-    RetryPolicy,
     TextBlock,
 )
-from hermes.model.policy import StalePolicy
 from hermes.session import (
-    SessionActor,
-    SessionConfig,
-    SessionDeps,
     SessionError,
-    SessionHandle,
     TurnEnd,
     TurnResult,
 )
 from hermes.session import events as ev
 from hermes.session.messages import GetHub
-from hermes.store import (
-    InvalidTranscript,
-    SeqConflict,
-    StoreActor,
-    StoreClient,
-)
-from hermes.tools import default_registry
-from supervisors import ChildHandle, ChildSpec, Supervisor, SupervisorClient
 
 from .history_model import (
     REPLIES,
@@ -115,10 +96,8 @@ from .history_model import (
     actions,
     check_history,
 )
+from .history_world import SESSION_ID, InjectedCrash, World, open_world
 
-KEY = "test-key"
-MODEL = "claude-test"
-SESSION_ID = "valid-history"
 EXAMPLE_LIMIT = 20.0
 """Seconds one example may take before it counts as a hang."""
 SETTLE_LIMIT = 8.0
@@ -152,10 +131,6 @@ _RAN = {
 """Turn ends after which the turn's prompt is certainly in the transcript."""
 
 
-class InjectedCrash(Exception):
-    """The error our crash actions kill actors with (told apart from real crashes)."""
-
-
 def _injected(reason: ExitReason | None) -> bool:
     while reason is not None:
         if isinstance(reason.error, InjectedCrash):
@@ -173,27 +148,6 @@ def _only_cancelled(error: BaseException | None) -> bool:
     return False
 
 
-class RecordingStore:
-    """The real store actor, with every write it refused as invalid noted on the way back.
-
-    Not a mock: each request goes to the ``StoreActor`` and its answer comes back
-    unchanged. A refused write (``InvalidTranscript``, or ``SeqConflict``: a writer
-    whose view of the transcript is stale) is history corruption attempted, even
-    when the writer swallows the error (a turn's settle does).
-    """
-
-    def __init__(self, target: ChildHandle) -> None:
-        self.target = target
-        self.refused: list[str] = []
-
-    async def call(self, message: Any, timeout: float | None = None) -> Any:
-        try:
-            return await self.target.call(message, timeout=timeout)
-        except (InvalidTranscript, SeqConflict) as error:
-            self.refused.append(f"{type(error).__name__}: {error}")
-            raise
-
-
 @attrs.define
 class Waiter:
     """One submitted prompt and how it was answered."""
@@ -203,85 +157,6 @@ class Waiter:
     done: bool = False
     result: TurnResult | None = None
     error: BaseException | None = None
-
-
-@attrs.define
-class World:
-    system: ActorSystem
-    fake: FakeProvider
-    store: StoreClient
-    sup: ActorRef
-    child: ChildHandle
-    handle: SessionHandle
-    incarnations: list[SessionActor]
-    workdir: Path
-    recorder: RecordingStore
-    store_child: ChildHandle
-
-
-@asynccontextmanager
-async def open_world(
-    directory: Path,
-    prepare: Callable[[StoreClient], Awaitable[None]] | None = None,
-    *,
-    kill_grace: float = 1.0,
-) -> AsyncIterator[World]:
-    """A supervised session on a real store and the fake provider; torn down on exit.
-
-    ``prepare`` runs on the store before the session first starts.
-    """
-    workdir = directory / "work"
-    workdir.mkdir()
-    (workdir / "a.txt").write_text("alpha\nbeta\n")
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=10)
-    stale = StalePolicy(base=0.3, large=0.3, huge=0.3)
-    async with (
-        open_fake_provider(api_key=KEY) as fake,
-        ModelClient(
-            api_key=KEY, base_url=fake.base_url, retry=retry, stale=stale, trust_env=False
-        ) as client,
-        open_system("valid-history", kill_grace=kill_grace, call_timeout=5.0) as system,
-    ):
-        # The store is supervised too, so that a crash action can take it down.
-        store_sup = await system.spawn(
-            Supervisor(
-                [ChildSpec("store", StoreActor, args=(directory / "data",))],
-                intensity=100,
-                period=1.0,
-            ),
-            name="stores",
-        )
-        store_child = await SupervisorClient(store_sup).child("store")
-        recorder = RecordingStore(store_child)
-        store = StoreClient(recorder, timeout=5.0)
-        if prepare is not None:
-            await prepare(store)
-        config = SessionConfig(
-            model=MODEL,
-            cwd=workdir,
-            spill_dir=directory / "spill",
-            load_context_files=False,
-            call_timeout=5.0,
-            max_iterations=3,  # small enough for a scripted turn to spend it
-        )
-        deps = SessionDeps(store=store, client=client, registry=default_registry())
-        incarnations: list[SessionActor] = []
-
-        def make_session() -> SessionActor:
-            actor = SessionActor(config, deps, SESSION_ID)
-            incarnations.append(actor)
-            return actor
-
-        sup = await system.spawn(
-            Supervisor([ChildSpec("session", make_session)], intensity=100, period=1.0),
-            name="sessions",
-        )
-        child = await SupervisorClient(sup).child("session")
-        hub = await child.call(GetHub(), timeout=10)
-        handle = SessionHandle(child, hub, timeout=10)
-        yield World(
-            system, fake, store, sup, child, handle, incarnations, workdir, recorder, store_child
-        )
 
 
 def _tool_workers(node: dict[str, Any]) -> Iterator[str]:
