@@ -205,8 +205,12 @@ async def cancel_once(
     async def event() -> None:
         _, found = await victim.ref.feed.wait(_event_match(hot), hot.start_index)
         seen["to_event"] = time.monotonic()
-        if not hot.subagent and found["payload"].get("reason") != "cancelled":
-            out.problems.append(f"{victim.ref.id}: turn ended {found['payload'].get('reason')}")
+        payload = found["payload"]
+        if not hot.subagent and payload.get("reason") != "cancelled":
+            out.problems.append(
+                f"{victim.ref.id}: {hot.kind} turn cancelled from {surface} ended "
+                f"{payload.get('reason')}: {payload.get('detail')!r}"
+            )
 
     async def stream() -> None:
         assert hot.stream_tag is not None
