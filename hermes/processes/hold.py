@@ -8,13 +8,16 @@ after its breaker; while the file exists it is kept, in order (at most
 ``MAX_HELD``, later ones counted), and the registry looks again every
 ``HOLD_RECHECK`` seconds; once the file is gone the held notices go out in
 order, plus one line counting any that were dropped. A ``HANDED_OVER``
-notice is news for surfaces, not input: it is never held.
+notice is news for surfaces, not input: it is never held. The held notices are
+kept in the data directory too (``held_file.py``): a registry that starts
+again for the same session, after a daemon restart, holds them as before.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .held_file import HeldFile
 from .notices import NoticeKind, ProcessNotice, summary_notice
 
 HOLD_RECHECK = 5.0
@@ -29,8 +32,11 @@ class NoticeHold:
     def __init__(self, session_id: str, estop: Path | None) -> None:
         self.session_id = session_id
         self.estop = estop
+        self.file = HeldFile(estop, session_id) if estop is not None else None
         self._held: list[ProcessNotice] = []
         self._dropped = 0
+        if self.file is not None:  # what an earlier registry of the session held
+            self._held, self._dropped = self.file.load()
 
     @property
     def holding(self) -> bool:
@@ -48,6 +54,8 @@ class NoticeHold:
                 self._held.append(notice)
             else:
                 self._dropped += 1
+            if self.file is not None:
+                self.file.save(self._held, self._dropped)
             return []
         return [*self.release(), notice]
 
@@ -56,6 +64,8 @@ class NoticeHold:
         if not self.holding or self.stopped():
             return []
         out, self._held = self._held, []
+        if self.file is not None:
+            self.file.clear()
         if self._dropped:
             line = f"{self._dropped} more notices arrived during the emergency stop (not shown)"
             out.append(summary_notice(self.session_id, self._dropped, [line]))

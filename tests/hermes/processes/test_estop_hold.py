@@ -52,3 +52,34 @@ def test_the_hold_keeps_order_counts_overflow_and_passes_hand_overs(tmp_path: Pa
     assert [n.text for n in out[:MAX_HELD]] == [f"hit {n}" for n in range(MAX_HELD)]
     assert out[MAX_HELD].kind is NoticeKind.BREAKER_SUMMARY and out[MAX_HELD].suppressed == 2
     assert out[-1].text == "hit 99" and len(out) == MAX_HELD + 2 and not hold.holding
+
+
+def test_held_notices_outlive_their_hold_in_the_data_directory(tmp_path: Path) -> None:
+    estop = tmp_path / "ESTOP"
+    estop.write_text("")
+    first = NoticeHold("s-1", estop)
+    for n in range(MAX_HELD + 1):
+        first.offer(_notice(n))
+    done = ProcessNotice(
+        kind=NoticeKind.COMPLETED, session_id="s-1", text="built", lines=("a",), exit_code=0
+    )
+    first._held[-1] = done  # a completion among them, every field kept
+    assert first.file is not None
+    first.file.save(first._held, 1)
+    assert (tmp_path / "held-notices" / "s-1.json").exists()
+    second = NoticeHold("s-1", estop)  # the registry of the restarted daemon
+    assert second.holding and second.release() == []  # still stopped
+    assert NoticeHold("s-2", estop).holding is False  # another session's are its own
+    estop.unlink()
+    out = second.release()
+    assert [n.text for n in out[: MAX_HELD - 1]] == [f"hit {n}" for n in range(MAX_HELD - 1)]
+    assert out[MAX_HELD - 1] == done and out[-1].suppressed == 1
+    assert not (tmp_path / "held-notices" / "s-1.json").exists()  # released: gone from disk
+    assert NoticeHold("s-1", estop).holding is False
+
+
+def test_an_unreadable_held_file_is_skipped(tmp_path: Path) -> None:
+    estop = tmp_path / "ESTOP"
+    (tmp_path / "held-notices").mkdir()
+    (tmp_path / "held-notices" / "s-1.json").write_text("{not json")
+    assert NoticeHold("s-1", estop).holding is False
