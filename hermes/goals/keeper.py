@@ -40,6 +40,7 @@ from .commands import (
     SetLoop,
     SubgoalCommand,
 )
+from .criteria import apply_gate, apply_subgoal
 from .evaluate import Job, Outcome
 from .events import GoalUpdated
 from .host import ESTOP_RECHECK, GoalHost, Slot
@@ -50,7 +51,6 @@ from .record import (
     MAX_PARSE_FAILURES,
     MAX_TRANSPORT_FAILURES,
     Contract,
-    Gate,
     Goal,
     GoalError,
     GoalStatus,
@@ -283,58 +283,12 @@ class GoalKeeper:
 
     def _gate(self, command: GateCommand) -> GoalAnswer:
         goal = self._require("gate")
-        if command.action == "list":
-            lines = [
-                f"{i}. $ {g.command}" + (f" (exit {g.last_exit})" if g.last_exit else "")
-                for i, g in enumerate(goal.gates, 1)
-            ]
-            return self._answer("\n".join(lines) or "no quality gates (/goal gate add COMMAND)")
-        if command.action == "add":
-            if not self.host.attended:
-                raise GoalError(
-                    "/goal gate add: gates run shell commands with no later approval, so only "
-                    "a person's attended session may add them"
-                )
-            settings = self.host.settings
-            gate = Gate(
-                command=command.command,
-                timeout=settings.gate_timeout,
-                max_retries=settings.gate_retries,
-            )
-            self.goal = attrs.evolve(goal, gates=(*goal.gates, gate))
-            return self._answer(
-                f"gate added: $ {gate.command} (must pass before the goal can be done; "
-                f"{gate.max_retries} retries, {gate.timeout:g} s timeout)"
-            )
-        if command.action == "remove":
-            gone = self._at(goal.gates, command.index, "/goal gate remove")
-            self.goal = attrs.evolve(goal, gates=tuple(g for g in goal.gates if g is not gone))
-            return self._answer(f"gate removed: $ {gone.command}")
-        self.goal = attrs.evolve(goal, gates=())
-        return self._answer(f"{len(goal.gates)} gate(s) cleared")
+        self.goal, output = apply_gate(goal, command, self.host.settings, self.host.attended)
+        return self._answer(output)
 
     def _subgoal(self, command: SubgoalCommand) -> GoalAnswer:
-        goal = self._require("subgoal")
-        if command.action == "list":
-            lines = [f"{i}. {s}" for i, s in enumerate(goal.subgoals, 1)]
-            return self._answer("\n".join(lines) or "no subgoals (/subgoal TEXT adds one)")
-        if command.action == "add":
-            self.goal = attrs.evolve(goal, subgoals=(*goal.subgoals, command.text))
-            return self._answer(f"subgoal {len(goal.subgoals) + 1} added: {command.text}")
-        if command.action == "remove":
-            gone = self._at(goal.subgoals, command.index, "/subgoal remove")
-            kept = tuple(s for i, s in enumerate(goal.subgoals, 1) if i != command.index)
-            self.goal = attrs.evolve(goal, subgoals=kept)
-            return self._answer(f"subgoal removed: {gone}")
-        self.goal = attrs.evolve(goal, subgoals=())
-        return self._answer(f"{len(goal.subgoals)} subgoal(s) cleared")
-
-    @staticmethod
-    def _at(items: tuple[T, ...], index: int, usage: str) -> T:
-        if not 1 <= index <= len(items):
-            have = f"1 to {len(items)}" if items else "none: the list is empty"
-            raise GoalError(f"{usage} {index}: there is no item {index} ({have})")
-        return items[index - 1]
+        self.goal, output = apply_subgoal(self._require("subgoal"), command)
+        return self._answer(output)
 
     # -- evaluations ---------------------------------------------------------------------
 
