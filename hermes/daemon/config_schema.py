@@ -382,6 +382,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "queue_capacity": Key(256, _int(1), "tasks waiting for a slot, daemon-wide"),
         "max_batch": Key(100, _int(1), "tasks in one delegate_task call"),
         "max_background": Key(3, _int(1), "background delegations running at once per parent"),
+        "background": Key(
+            "top_level",
+            _choice("top_level", "model"),
+            "who places a delegation: code (the top level's in the background, a subagent's "
+            "inline; seed #252) or the model's background flag",
+        ),
         "max_iterations": Key(250, _int(1), "tool-using steps per child turn"),
         "stale_between_tools": Key(
             450.0, _number(0), "seconds without progress outside a tool before a child is stopped"

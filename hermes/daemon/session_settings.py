@@ -135,6 +135,7 @@ _SUBAGENT_KEYS = (
     "queue_capacity",
     "max_batch",
     "max_background",
+    "background",
     "max_iterations",
     "stale_between_tools",
     "stale_in_tool",

@@ -18,6 +18,7 @@
 | ``output.py`` | output schemas: extract, validate, the retry prompt |
 | ``results.py`` | ``TaskStatus``, ``TaskResult``, summary budget, the text the parent reads |
 | ``service.py`` | ``SubagentService``: what the tool gets from its context |
+| ``placement.py`` | inline or background: code (seed #252) or the model decides |
 | ``tool.py`` | the ``delegate_task`` tool |
 | ``runtime.py`` | ``SubagentRuntime`` (daemon-wide state, operator verbs), ``SubagentHost`` |
 | ``events.py`` / ``messages.py`` / ``errors.py`` | events; mailbox messages; refusals |

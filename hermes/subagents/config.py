@@ -1,11 +1,12 @@
 """``SubagentConfig``: every limit and default of delegation, validated when built.
 
-Hermes' defaults (the seed catalogue, #240, #180, #247, #251): only the
-top-level session delegates, ten children at once per parent (more wait in
-the admission queue, this project's improvement; ``admission = "reject"``
-refuses them as Hermes does), 250 steps per child, stale after 450 s without
-progress between tools and 1,200 s inside one tool, summaries capped at
-24,000 characters with a 2,000 floor.
+Hermes' defaults (the seed catalogue, #240, #180, #247, #251, #252): only the
+top-level session delegates, and code runs its delegations in the background;
+ten children at once per parent (more wait in the admission queue, this
+project's improvement; ``admission = "reject"`` refuses them as Hermes does),
+250 steps per child, stale after 450 s without progress between tools and
+1,200 s inside one tool, summaries capped at 24,000 characters with a 2,000
+floor.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import attrs
 
 from supervisors import Admission
+
+from .placement import MODES, TOP_LEVEL
 
 MAX_DEPTH_LIMIT = 3
 """The deepest tree a configuration may allow (Hermes' ceiling)."""
@@ -56,6 +59,14 @@ def _depth(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+def _mode(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value not in MODES:
+        raise ValueError(
+            f"subagent config {attribute.name}: expected one of {', '.join(map(repr, MODES))}, "
+            f"got {value!r}"
+        )
+
+
 def _admission(value: Admission | str) -> Admission:
     if isinstance(value, Admission):
         return value
@@ -87,7 +98,11 @@ class SubagentConfig:
     max_batch: int = attrs.field(default=100, validator=_count)
     """Tasks in one ``delegate_task`` call."""
     max_background: int = attrs.field(default=3, validator=_count)
-    """Background delegations running at once per parent (more are refused)."""
+    """Background delegations running at once per parent (more run inline, or are refused
+    when the model decides)."""
+    background: str = attrs.field(default=TOP_LEVEL, validator=_mode)
+    """Who places a delegation (``placement.py``, seed #252): ``"top_level"`` (code: the
+    top level's in the background, a subagent's inline) or ``"model"`` (its flag)."""
     max_iterations: int = attrs.field(default=250, validator=_count)
     """Tool-using steps per child turn (Hermes' ``delegation.max_iterations``; the model
     cannot raise it)."""

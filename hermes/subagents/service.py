@@ -58,16 +58,17 @@ class SubagentService:
         *,
         background: bool = False,
         context_used: int = 0,
+        inline_if_full: bool = False,
     ) -> BatchResult | DelegationStarted:
         """Start a batch; inline, wait until every task has ended (no timeout).
 
-        ``context_used``: tokens of the delegating session's context (see ``Delegate``).
+        ``context_used``: tokens of the delegating session's context; ``inline_if_full``:
+        a background batch may run inline instead (see ``Delegate``).
         """
-        timeout = START_TIMEOUT if background else math.inf
+        timeout = START_TIMEOUT if background and not inline_if_full else math.inf
+        request = Delegate(delegation_id, tuple(tasks), background, context_used, inline_if_full)
         try:
-            answer = await self.supervisor.call(
-                Delegate(delegation_id, tuple(tasks), background, context_used), timeout=timeout
-            )
+            answer = await self.supervisor.call(request, timeout=timeout)
         except ActorExited as error:
             raise DelegationError(
                 f"The subagent supervisor stopped ({error.reason.describe()}); the delegation "

@@ -207,9 +207,12 @@ class SubagentSupervisor(Actor):
     async def _open_batch(self, request: Delegate, reply: Reply | None) -> object:
         config = self.config
         spawn_checks(self.runtime.gate, config, self.depth)
-        if request.background:
+        background = request.background
+        if background:
             running = sum(1 for b in self._batches.values() if b.background)
-            if running >= config.max_background:
+            if running >= config.max_background and request.inline_if_full:
+                background = False  # code asked for background: run inline (seed #252)
+            elif running >= config.max_background:
                 raise AtCapacity(
                     f"{running} background delegations are already running (the limit is "
                     f"{config.max_background}). Nothing was started; wait for one to report."
@@ -220,7 +223,7 @@ class SubagentSupervisor(Actor):
         remaining = max(0, self.owner.config.context_window - request.context_used)
         cap = summary_cap(config, remaining, len(request.tasks))
         batch = BatchRecord(
-            id=request.delegation_id, background=request.background, cap=cap, started_at=now
+            id=request.delegation_id, background=background, cap=cap, started_at=now
         )
         for task in request.tasks:
             self._numbers += 1
@@ -242,7 +245,7 @@ class SubagentSupervisor(Actor):
         for child in batch.children:
             self._children[child.id] = child
             self.runtime.remember(child.id, self.ctx.self)
-        if request.background:
+        if background:
             goals = "; ".join(c.task.goal for c in batch.children)
             await self.deliveries.record_start(batch.id, goals)
         else:
@@ -255,7 +258,7 @@ class SubagentSupervisor(Actor):
                 self.owner.hub.publish(
                     ev.SubagentQueued(batch.id, child.id, child.task.goal, position)
                 )
-        if request.background:
+        if background:
             return DelegationStarted(batch.id, tuple(c.id for c in batch.children), len(queued))
         return None
 

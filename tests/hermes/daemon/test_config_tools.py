@@ -87,7 +87,7 @@ def test_subagents_and_the_fallback_chain_are_keys(tmp_path: Path) -> None:
         "[model]\nfallback_models = ['claude-b', 'claude-c']\n"
         "[subagents]\nmax_depth = 2\nmax_concurrent_children = 5\nadmission = 'reject'\n"
         "max_iterations = 12\nchild_timeout = 600\nmodel = 'claude-small'\n"
-        "max_summary_chars = 1000\n"
+        "max_summary_chars = 1000\nbackground = 'model'\n"
     )
     config = load_config(path, env={})
     assert config.get("model", "fallback_models") == ["claude-b", "claude-c"]
@@ -95,6 +95,7 @@ def test_subagents_and_the_fallback_chain_are_keys(tmp_path: Path) -> None:
     assert (sub.max_depth, sub.max_concurrent_children, sub.admission) == (2, 5, Admission.REJECT)
     assert (sub.max_iterations, sub.child_timeout, sub.model) == (12, 600.0, "claude-small")
     assert (sub.max_summary_chars, sub.summary_floor) == (1000, 1000)
+    assert sub.background == "model" and SubagentConfig().background == "top_level"
 
 
 @pytest.mark.parametrize(
@@ -105,6 +106,7 @@ def test_subagents_and_the_fallback_chain_are_keys(tmp_path: Path) -> None:
             "[subagents] max_depth: expected an integer >= 1 and <= 3",
         ),
         ("[subagents]\nadmission = 'drop'\n", "[subagents] admission: expected"),
+        ("[subagents]\nbackground = 'always'\n", "[subagents] background: expected"),
         ("[subagents]\nmax_iterations = 0\n", "[subagents] max_iterations: expected"),
         ("[subagents]\nchild_timeout = -1\n", "[subagents] child_timeout: expected"),
         ("[subagents]\nstale_in_tool = 'long'\n", "[subagents] stale_in_tool: expected"),

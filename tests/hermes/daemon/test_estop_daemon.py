@@ -70,7 +70,10 @@ def test_pause_stops_and_refuses_delegations_across_a_restart_until_resume(
 ) -> None:
     with ThreadedFake(_provider()) as threaded:
         fake = threaded.provider
-        config = f'[model]\nbase_url = "{fake.base_url}"\n[review]\nenabled = false\n'
+        config = (  # the model's flag places the delegation (seed #252's other mode)
+            f'[model]\nbase_url = "{fake.base_url}"\n[review]\nenabled = false\n'
+            '[subagents]\nbackground = "model"\n'
+        )
         with running_daemon(tmp_path, config, ANTHROPIC_API_KEY="k", NO_PROXY="*") as daemon:
             session = trio.run(_start_and_pause, daemon)
             daemon.stop()

@@ -31,7 +31,7 @@ def parent_replies(req: MessagesRequest) -> Reply | None:
         return Reply.of("carrying on while it runs")
     if "lost" in req.last_user_text() or "RESULT ONE" in req.last_user_text():
         return Reply.of("noted")
-    return Reply.of(ToolUse("delegate_task", {"goal": "audit the logs slowly", "background": True}))
+    return Reply.of(ToolUse("delegate_task", {"goal": "audit the logs slowly"}))
 
 
 async def test_background_returns_an_id_at_once_and_the_result_arrives_as_a_new_turn(
@@ -40,7 +40,7 @@ async def test_background_returns_an_id_at_once_and_the_result_arrives_as_a_new_
     fake.when(Reply.of("audit: 3 warnings", delay=0.3), predicate=child_of("audit the logs"))
     fake.when(parent_replies)
     parent, _ = await open_parent()
-    with parent.subscribe() as sub:
+    with parent.subscribe(approvals=True) as sub:  # attended: code runs it in the background
         with trio.fail_after(5):
             first = await parent.run("start the audit")
         assert first.text == "carrying on while it runs"
@@ -88,7 +88,7 @@ async def test_a_hard_cancel_records_a_background_result_without_starting_a_turn
     fake.when(Hang(), predicate=child_of("audit the logs"))
     fake.when(parent_replies)
     parent, _ = await open_parent()
-    with trio.fail_after(5):
+    with parent.subscribe(approvals=True), trio.fail_after(5):
         await parent.run("start the audit")
         await parent.cancel()
     await trio.sleep(0.1)

@@ -194,7 +194,7 @@ async def test_a_dangerous_command_in_a_child_is_denied_even_with_an_approver_on
 
     fake.when(child, predicate=child_of("clean the build"))
     script_parent(fake, {"goal": "clean the build directory"})
-    parent, _ = await open_parent()
+    parent, _ = await open_parent(background="model")  # inline: the approver is attached
     with parent.subscribe(approvals=True) as sub, trio.fail_after(10):
         await parent.run("go")
         events = sub.drain()

@@ -29,7 +29,7 @@ def parent_replies(req: MessagesRequest) -> Reply | None:
         return Reply.of("carrying on")
     if text == "delegate again":
         return Reply.of(ToolUse("delegate_task", {"goal": "count the files"}))
-    return Reply.of(ToolUse("delegate_task", {"goal": "audit the logs slowly", "background": True}))
+    return Reply.of(ToolUse("delegate_task", {"goal": "audit the logs slowly"}))
 
 
 async def until_state(parent: SessionHandle, turns: int, timeout: float = 10.0) -> None:
@@ -64,38 +64,39 @@ async def test_the_stop_ends_background_work_refuses_new_and_holds_the_result(
     fake.when(Hang(), predicate=child_of("audit the logs"))
     fake.when(parent_replies)
     parent, _ = await open_parent(runtime=runtime)
-    with trio.fail_after(10):
-        await parent.run("start the audit")
-    await until_running(runtime)
+    with parent.subscribe(approvals=True):  # attended: code runs it in the background
+        with trio.fail_after(10):
+            await parent.run("start the audit")
+        await until_running(runtime)
 
-    estop.write_text("set\n")  # what the scheduler writes before the runtime is told
-    assert runtime.stopped and not runtime.paused  # the operator's own pause is untouched
-    assert await runtime.emergency_stop() == 1
-    assert runtime.running_ids == ()
-    with trio.fail_after(10):
-        while True:
-            if [r.status for r in await store.list_delegations(parent.id)] == ["finished"]:
-                break
-            await trio.sleep(0.02)
+        estop.write_text("set\n")  # what the scheduler writes before the runtime is told
+        assert runtime.stopped and not runtime.paused  # the operator's own pause is untouched
+        assert await runtime.emergency_stop() == 1
+        assert runtime.running_ids == ()
+        with trio.fail_after(10):
+            while True:
+                if [r.status for r in await store.list_delegations(parent.id)] == ["finished"]:
+                    break
+                await trio.sleep(0.02)
 
-    with trio.fail_after(10):  # a person's turn still runs; its delegation is refused
-        answer = await parent.run("delegate again")
-    assert answer.text == "carrying on"
-    refusal = await refused(store, parent.id)
-    assert "emergency stop is on" in refusal and "hermes resume" in refusal, refusal
-    await trio.sleep(FAST.check_interval * HELD_CHECKS)
-    assert (await parent.state()).turn == 2  # the held result started no turn
-    (row,) = await store.list_delegations(parent.id)
-    assert row.status == "finished" and row.result is not None
-    assert "1 interrupted" in row.result and "emergency stop" in row.result
+        with trio.fail_after(10):  # a person's turn still runs; its delegation is refused
+            answer = await parent.run("delegate again")
+        assert answer.text == "carrying on"
+        refusal = await refused(store, parent.id)
+        assert "emergency stop is on" in refusal and "hermes resume" in refusal, refusal
+        await trio.sleep(FAST.check_interval * HELD_CHECKS)
+        assert (await parent.state()).turn == 2  # the held result started no turn
+        (row,) = await store.list_delegations(parent.id)
+        assert row.status == "finished" and row.result is not None
+        assert "1 interrupted" in row.result and "emergency stop" in row.result
 
-    estop.unlink()
-    await until_state(parent, 3)  # delivered within a check of the stop's end
-    transcript = await store.load(parent.id)
-    assert "stopped by the emergency stop" in transcript.messages[-2].text()
-    assert transcript.messages[-1].text() == "noted the stopped delegation"
-    assert [r.status for r in await store.list_delegations(parent.id)] == ["delivered"]
-    assert runtime.running_ids == ()  # stopped work is not restarted by the resume
+        estop.unlink()
+        await until_state(parent, 3)  # delivered within a check of the stop's end
+        transcript = await store.load(parent.id)
+        assert "stopped by the emergency stop" in transcript.messages[-2].text()
+        assert transcript.messages[-1].text() == "noted the stopped delegation"
+        assert [r.status for r in await store.list_delegations(parent.id)] == ["delivered"]
+        assert runtime.running_ids == ()  # stopped work is not restarted by the resume
 
 
 async def test_a_restart_under_the_stop_refuses_and_holds_until_cleared(
