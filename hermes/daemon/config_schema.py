@@ -229,7 +229,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "session": {
         "cwd": Key("", _optional_str, "tools' working directory ('' = the daemon's)", reload=True),
         "busy_mode": Key("interrupt", _choice(*BUSY_MODES), "prompt mid-turn", reload=True),
-        "max_iterations": Key(90, _int(1), "tool steps per turn", reload=True),
+        "max_iterations": Key(
+            500, _int(1), "tool steps per turn, then one grace call (seed #180)", reload=True
+        ),
         "approval_timeout": Key(300.0, _number(0), "seconds to wait for approval", reload=True),
         "yolo": Key(False, _bool, "skip the dangerous-command list", reload=True),
         "load_context_files": Key(True, _bool, "read AGENTS.md and friends", reload=True),

@@ -70,8 +70,10 @@ class SessionConfig:
     memory_snapshot: str | None = None
     max_tokens: int = attrs.field(default=4096, validator=_count)
     thinking_budget: int | None = None
-    max_iterations: int = attrs.field(default=90, validator=_count)
-    """Model calls with tool use per turn before the final tool-less summary call."""
+    max_iterations: int = attrs.field(default=500, validator=_count)
+    """Model calls with tool use per turn before the final tool-less summary call (the one
+    grace call). 500: Hermes' ``agent.max_turns`` in the config its installers write (seed
+    #180)."""
     busy_mode: BusyMode = attrs.field(default=BusyMode.INTERRUPT, converter=_busy_mode)
     queue_limit: int = attrs.field(default=32, validator=_count)
     call_timeout: float = attrs.field(default=420.0, validator=_positive)

@@ -20,6 +20,8 @@ def test_defaults_are_hermes_and_reach_the_session_and_terminal(tmp_path: Path) 
     assert settings["env_passthrough"] == ()
     session = SessionConfig(model="m", cwd=tmp_path, spill_dir=tmp_path, **settings)
     assert session.call_timeout == 420.0
+    # The parent's step cap is Hermes' installer-written agent.max_turns (seed #180).
+    assert config.get("session", "max_iterations") == 500 == session.max_iterations
     terminal = tool_registry(config).get("terminal")
     assert isinstance(terminal, TerminalTool)
     assert (terminal.default_timeout, terminal.max_timeout) == (180, 600)
