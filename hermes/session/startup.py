@@ -23,7 +23,7 @@ from hermes.processes import (
 from hermes.procgroup import GroupLedger
 from hermes.skills import SkillManageTool
 from hermes.stopgates import LateChecks
-from hermes.store import SessionNotFound, StoreClient, StoreError, flag_queries
+from hermes.store import SessionEnded, SessionNotFound, StoreClient, StoreError, flag_queries
 from hermes.tools import (
     ApprovalMode,
     ApprovalSession,
@@ -60,27 +60,29 @@ async def open_conversation(
     a foreground command a dead daemon left is said in it), so the next request
     is valid.
     """
-    transcript = None
+    writer: int | None = None
     if session_id is not None:
+        # Claimed first, then read: a turn an earlier incarnation left running can no
+        # longer write, so what is read is the transcript it carries on with. One claim
+        # and one load (an ended session is reopened first; a missing one is created).
         try:
-            transcript = await store.load(session_id)
+            try:
+                writer = await store.claim_writer(session_id)
+            except SessionEnded:
+                await store.reopen_session(session_id)
+                writer = await store.claim_writer(session_id)
         except SessionNotFound:
-            transcript = None
+            writer = None
     usage = Usage()
-    if transcript is None:
+    if writer is None:
         info = await store.create_session(
             model=config.model, title=config.title, session_id=session_id
         )
         session_id = info.id
-        writer = await store.claim_writer(session_id)
+        writer = 0  # a row made just now: its first epoch, and no writer left behind
         messages: tuple[Message, ...] = ()
     else:
-        if transcript.session.ended:
-            await store.reopen_session(transcript.session.id)
-        session_id = transcript.session.id
-        # Claimed first, then read: a turn an earlier incarnation left running can no
-        # longer write, so what is read now is the transcript it carries on with.
-        writer = await store.claim_writer(session_id)
+        assert session_id is not None
         transcript = await store.load(session_id)
         messages = transcript.messages
         usage = transcript.session.usage
