@@ -1,8 +1,12 @@
 """When to compact and whether to ask the model: pure state, the clock passed in.
 
-- Cooldown ladder: after the n-th consecutive failed summary call, no model
-  summary for ``settings.cooldowns[min(n, len) - 1]`` seconds (static instead);
-  a successful model summary resets the ladder. A forced compaction (``/compress``,
+- Cooldowns by failure class (Hermes, seed #196; the class is the one
+  ``note_failure`` saw last): timeouts and truncated summaries each climb
+  ``settings.cooldowns`` (60, 300, 900 s) on their own counter; invalid JSON
+  (garbage), a closed stream or an empty summary wait 30 s; any other failure
+  60 s; a failure of no known class climbs the ladder on the consecutive count.
+  A new cooldown never shortens a longer one still running; a successful model
+  summary resets every counter. A forced compaction (``/compress``,
   a provider overflow) gets past it and asks the model.
 - Abort hold: a failure that aborted the compaction (``failures.py``: nothing
   written) climbs the same ladder, and until its cooldown ends the threshold
@@ -25,6 +29,13 @@ import attrs
 
 from hermes.compression.failures import SummaryFailure
 from hermes.compression.settings import CompressionSettings
+
+SHORT_WAIT = 30.0
+"""Invalid JSON, a closed stream or an empty summary (seed #196)."""
+OTHER_WAIT = 60.0
+"""Any other classed failure (seed #196)."""
+SHORT = frozenset({SummaryFailure.GARBAGE, SummaryFailure.CLOSED_STREAM, SummaryFailure.EMPTY})
+LADDERED = frozenset({SummaryFailure.TIMEOUT, SummaryFailure.TRUNCATED})
 
 
 @attrs.frozen(slots=True)
@@ -53,6 +64,10 @@ class CompressionPolicy:
     """Consecutive summary calls that failed as overloaded."""
     held: bool = False
     """The last failure aborted its compaction: no automatic one until the cooldown ends."""
+    last_failure: SummaryFailure | None = None
+    """The class of the latest failed summary call (``note_failure``), for its cooldown."""
+    climbs: dict[SummaryFailure, int] = attrs.field(factory=dict)
+    """Consecutive failures per laddered class (timeouts, truncated summaries)."""
 
     def begin_turn(self) -> None:
         self.attempts = 0
@@ -68,6 +83,7 @@ class CompressionPolicy:
     def note_failure(self, failure: SummaryFailure) -> int:
         """A summary call failed as ``failure``; the overloads in a row, this one included."""
         self.overloads = self.overloads + 1 if failure is SummaryFailure.OVERLOADED else 0
+        self.last_failure = failure
         return self.overloads
 
     def record_abort(self, now: float) -> None:
@@ -138,6 +154,8 @@ class CompressionPolicy:
             self.failures = 0
             self.overloads = 0
             self.cooldown_until = None
+            self.last_failure = None
+            self.climbs.clear()
         saving = (before_tokens - after_tokens) / before_tokens if before_tokens > 0 else 0.0
         if saving < self.settings.min_saving:
             self.weak_streak += 1
@@ -149,5 +167,18 @@ class CompressionPolicy:
 
     def _fail(self, now: float) -> None:
         self.failures += 1
+        wait = self._wait(self.last_failure)
+        self.last_failure = None
+        if self.cooldown_until is None or now + wait > self.cooldown_until:
+            self.cooldown_until = now + wait  # never shortens a longer live cooldown
+
+    def _wait(self, failure: SummaryFailure | None) -> float:
         ladder = self.settings.cooldowns
-        self.cooldown_until = now + ladder[min(self.failures, len(ladder)) - 1]
+        if failure is None:
+            return ladder[min(self.failures, len(ladder)) - 1]
+        if failure in SHORT:
+            return SHORT_WAIT
+        if failure in LADDERED:
+            step = self.climbs[failure] = self.climbs.get(failure, 0) + 1
+            return ladder[min(step, len(ladder)) - 1]
+        return OTHER_WAIT

@@ -114,3 +114,27 @@ def test_overloads_in_a_row_are_counted_and_reset() -> None:
     assert policy.note_failure(SummaryFailure.OVERLOADED) == 2
     assert policy.note_failure(SummaryFailure.GARBAGE) == 0
     assert policy.note_failure(SummaryFailure.OVERLOADED) == 1
+
+
+def test_cooldowns_follow_the_failure_class() -> None:
+    """Seed #196: timeouts and truncated summaries climb 60/300/900 on their own counters;
+    garbage, closed streams and empty summaries wait 30 s, anything else 60 s; a new
+    cooldown never shortens a longer live one."""
+    policy = CompressionPolicy()
+
+    def fail(failure: SummaryFailure, now: float) -> float:
+        policy.note_failure(failure)
+        policy.record(20_000, 5_000, "static", failed_model_call=True, now=now)
+        return policy.cooldown_remaining(now)
+
+    assert fail(SummaryFailure.TIMEOUT, 0.0) == 60.0
+    assert fail(SummaryFailure.TIMEOUT, 100.0) == 300.0
+    assert fail(SummaryFailure.TRUNCATED, 1_000.0) == 60.0  # its own counter
+    assert fail(SummaryFailure.TIMEOUT, 2_000.0) == 900.0
+    assert fail(SummaryFailure.EMPTY, 2_100.0) == 800.0  # 30 s would shorten the 900 s: kept
+    assert fail(SummaryFailure.GARBAGE, 5_000.0) == 30.0
+    assert fail(SummaryFailure.CLOSED_STREAM, 6_000.0) == 30.0
+    assert fail(SummaryFailure.ERROR, 7_000.0) == 60.0
+    assert fail(SummaryFailure.ERROR, 8_000.0) == 60.0  # not laddered
+    policy.record(20_000, 5_000, "model", failed_model_call=False, now=9_000.0)
+    assert fail(SummaryFailure.TIMEOUT, 10_000.0) == 60.0  # a success reset the counters
