@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import attrs
 
-from hermes.compression.failures import SummaryFailure
+from hermes.compression.failures import SummaryFailure, aborts
 from hermes.compression.settings import CompressionSettings
 
 SHORT_WAIT = 30.0
@@ -85,6 +85,12 @@ class CompressionPolicy:
         self.overloads = self.overloads + 1 if failure is SummaryFailure.OVERLOADED else 0
         self.last_failure = failure
         return self.overloads
+
+    def aborts(self, failure: SummaryFailure) -> bool:
+        """Note a failed summary call; whether it aborts the compaction (``failures.py``,
+        or every failure with ``settings.abort_on_summary_failure``)."""
+        overloads = self.note_failure(failure)
+        return self.settings.abort_on_summary_failure or aborts(failure, overloads)
 
     def record_abort(self, now: float) -> None:
         """A compaction aborted on its summary's failure: climb the ladder and hold."""

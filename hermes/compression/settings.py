@@ -47,6 +47,9 @@ class CompressionSettings:
     regrow_ratio: float = 0.10
     """After two weak compactions, resume once the prompt grew by this share of the threshold."""
     max_attempts_per_turn: int = 3
+    abort_on_summary_failure: bool = False
+    """Every failed summary aborts (keeps every message), not only the aborting classes
+    (Hermes' ``compression.abort_on_summary_failure``, seed #197)."""
     static_summary_chars: int = 8_000
 
     def __attrs_post_init__(self) -> None:

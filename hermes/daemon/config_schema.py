@@ -253,6 +253,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "compression": {
         "enabled": Key(True, _bool, "compact automatically as the context fills", reload=True),
+        "abort_on_summary_failure": Key(
+            False, _bool, "every failed summary aborts, keeping every message", reload=True
+        ),
         "threshold": Key(
             0.5, _ratio, "compact at this share of (context_window - max_tokens)", reload=True
         ),

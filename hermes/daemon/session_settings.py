@@ -32,6 +32,7 @@ def compression_settings(config: Config, model: str) -> CompressionSettings:
         protect_last=config.get("compression", "protect_last"),
         aux_model=aux_model or None,
         summary_timeout=config.get("compression", "summary_timeout"),
+        abort_on_summary_failure=config.get("compression", "abort_on_summary_failure"),
     )
 
 

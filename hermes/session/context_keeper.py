@@ -53,7 +53,6 @@ from hermes.compression import (
     threshold_tokens,
     validate_transcript,
 )
-from hermes.compression import aborts as summary_aborts
 from hermes.compression.actor import Compressor, SummaryResult
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.store import CompactionRecord, StoreError
@@ -352,7 +351,7 @@ class ContextKeeper:
             by = f"{earlier}summarised by {self.model}" if earlier else "summarised by the model"
             return _Summary(messages, "model", by, usage=result.usage)
         failure = result.failed_as
-        if summary_aborts(failure, self.policy.note_failure(failure)):
+        if self.policy.aborts(failure):
             detail = (
                 f"{earlier}the summary failed ({failure.value}: {result.error}); "
                 "nothing was compacted, every message is kept"

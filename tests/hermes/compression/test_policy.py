@@ -138,3 +138,12 @@ def test_cooldowns_follow_the_failure_class() -> None:
     assert fail(SummaryFailure.ERROR, 8_000.0) == 60.0  # not laddered
     policy.record(20_000, 5_000, "model", failed_model_call=False, now=9_000.0)
     assert fail(SummaryFailure.TIMEOUT, 10_000.0) == 60.0  # a success reset the counters
+
+
+def test_abort_on_summary_failure_makes_every_failure_abort() -> None:
+    """Seed #197: at the default an ``error`` gets the static summary; with the setting on,
+    every failure aborts and keeps every message."""
+    assert not CompressionPolicy().aborts(SummaryFailure.ERROR)
+    assert CompressionPolicy().aborts(SummaryFailure.EMPTY)
+    strict = CompressionPolicy(CompressionSettings(abort_on_summary_failure=True))
+    assert strict.aborts(SummaryFailure.ERROR) and strict.aborts(SummaryFailure.GARBAGE)
