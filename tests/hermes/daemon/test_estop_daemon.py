@@ -35,9 +35,7 @@ def _parent(req: MessagesRequest) -> Reply | None:
     if text == AGAIN:
         return Reply.of(ToolUse("delegate_task", {"goal": "count the files"}))
     if text == START:
-        return Reply.of(
-            ToolUse("delegate_task", {"goal": "audit the logs slowly", "background": True})
-        )
+        return Reply.of(ToolUse("delegate_task", {"goal": "audit the logs slowly"}))
     return Reply.of("ok")
 
 
@@ -70,10 +68,7 @@ def test_pause_stops_and_refuses_delegations_across_a_restart_until_resume(
 ) -> None:
     with ThreadedFake(_provider()) as threaded:
         fake = threaded.provider
-        config = (  # the model's flag places the delegation (seed #252's other mode)
-            f'[model]\nbase_url = "{fake.base_url}"\n[review]\nenabled = false\n'
-            '[subagents]\nbackground = "model"\n'
-        )
+        config = f'[model]\nbase_url = "{fake.base_url}"\n[review]\nenabled = false\n'
         with running_daemon(tmp_path, config, ANTHROPIC_API_KEY="k", NO_PROXY="*") as daemon:
             session = trio.run(_start_and_pause, daemon)
             daemon.stop()
@@ -85,7 +80,9 @@ async def _start_and_pause(daemon: Daemon) -> str:
     with trio.fail_after(SCENARIO_BOUND):
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
             session = await new_session(client)
-            await client.call("events.subscribe", session=session)
+            # A person's chat (an approver): code runs the top level's delegation in the
+            # background (seed #252), which the emergency stop then ends.
+            await client.call("events.subscribe", session=session, approvals=True)
             await _turn(client, session, START)
             await _until_rows(client, session, "running")
             paused = await trio.to_thread.run_sync(lambda: daemon.cli("pause"))
@@ -108,7 +105,8 @@ async def _after_restart(daemon: Daemon, session: str, fake: FakeProvider) -> No
         async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
             assert (await client.call("estop.status"))["stopped"] is True
             await client.call("session.resume", session=session)
-            await client.call("events.subscribe", session=session)
+            # The chat is back: its delegations go to the background again (seed #252).
+            await client.call("events.subscribe", session=session, approvals=True)
             events = await _turn(client, session, AGAIN)  # still refused after the restart
             (tool,) = [e for e in events if e["type"] == "tool.completed"]
             assert tool["payload"]["is_error"], tool
