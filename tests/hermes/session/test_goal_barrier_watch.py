@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.testing
 from trio.testing import MockClock
 
 from actors import ActorSystem
@@ -36,6 +37,7 @@ async def test_a_pid_exit_ends_the_wait(system: ActorSystem) -> None:
     sleeper = await trio.lowlevel.open_process(["sleep", "600"])
     ref = await system.spawn_task(BarrierWatch(Barrier(pid=sleeper.pid), None), name="w")
     with trio.fail_after(10):
+        await trio.testing.wait_all_tasks_blocked()  # the watch has seen the pid alive
         sleeper.kill()
         await sleeper.wait()
         assert await ref.result() == f"pid {sleeper.pid} exited"
