@@ -59,6 +59,7 @@ from hermes.store import CompactionRecord, StoreError
 
 from . import events as ev
 from .conversation import Conversation
+from .prompt_record import pinned_order
 from .task_child import TaskChild
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,9 @@ class ContextKeeper:
         """A ``/compress`` (with its focus) waiting for the running turn's next step."""
         self.fell_back = False
         """An auxiliary summary failed and was retried on ``model``, which writes them now."""
+        self.tool_order: tuple[str, ...] | None = None
+        """A resumed session's stored tool order (seed #18; ``prompt_record.py``)."""
+        self._offered: tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]] | None = None
 
     def copy(self) -> ContextKeeper:
         """A keeper of its own for a turn: the same prompt and settings, its own meter
@@ -140,6 +144,16 @@ class ContextKeeper:
         twin.meter = copy.copy(self.meter)
         twin.policy = copy.copy(self.policy)
         return twin
+
+    def offered(self, live: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
+        """The tool list to send: ``live``, in the stored order if one is pinned."""
+        if self.tool_order is None:
+            return live
+        if self._offered is not None and self._offered[0] is live:
+            return self._offered[1]
+        arranged = pinned_order(self.tool_order, live)
+        self._offered = (live, arranged)
+        return arranged
 
     def retool(self, tools: tuple[ToolSpec, ...], stable: TextBlock) -> None:
         """The tool list changed: its specs, and the system prompt's new stable tier."""

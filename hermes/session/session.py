@@ -181,8 +181,9 @@ class SessionActor(TurnOwner):
         )
         stored = await self.prompts.restore(self.conversation.messages)  # seed #18
         if stored is not None:
-            self.keeper.system = stored
-        await self.prompts.keep(self.keeper.system)
+            self.keeper.system = stored.blocks
+            self.keeper.tool_order = tuple(t.name for t in stored.tools or ()) or None
+        await self.prompts.keep(self.keeper.system, self.keeper.offered(self.tools.specs()))
         self.reviews = review_host(config, deps, self.hub, _charge_to(self))
         self.reviews.resume(self.conversation.messages)  # seed #261
         self.services, self.processes = await start_services(

@@ -175,7 +175,7 @@ class TurnModel:
             messages=tuple(self.conv.messages),
             max_tokens=ladder.max_tokens,
             system=self.deps.keeper.system,
-            tools=self.deps.registry.specs(),
+            tools=self.deps.keeper.offered(self.deps.registry.specs()),
             thinking_budget=config.thinking_budget,
             tool_choice=tool_choice,  # type: ignore[arg-type]
         )

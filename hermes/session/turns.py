@@ -224,7 +224,8 @@ class TurnOwner(Actor):
         await self.goals.turn_ended(result.turn, result.reason.value, result.text)
         if resume_queue:
             await self._next_input()
-        await self.prompts.keep(self.keeper.system)  # a compaction may have rebuilt it
+        # A compaction may have rebuilt the prompt, a switched server changed the tools.
+        await self.prompts.keep(self.keeper.system, self.keeper.offered(self.tools.specs()))
         self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])
         completed = running.from_user and result.reason is TurnEnd.COMPLETED
         due = completed and self.reviews.turn_completed() and self._idle()

@@ -317,6 +317,11 @@ CREATE TABLE kanban_cards (
     runs INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 """
+
+_V15 = """
+ALTER TABLE session_prompts ADD COLUMN tools TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -332,6 +337,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "a session's standing goal and loop (they survive restarts)", _V12),
     Migration(13, "a transcript's writer epoch (a stale writer is refused)", _V13),
     Migration(14, "the kanban board's cards (hermes/kanban)", _V14),
+    Migration(15, "the tool list each session sends, beside its prompt (reused on resume)", _V15),
 )
 """Every schema change ever made, in order; append, never edit."""
 
