@@ -6,14 +6,16 @@ the session and the turn; what crosses goes through single-owner channels:
 - ``TurnHandle`` is the session's (the sender). ``steer`` and ``redirect``
   put the text into the turn's bounded steer channel (``capacity`` items: a
   full one refuses at once with ``QueueFull``); a redirect, and an interrupt,
-  also ring the turn's one-slot *cut* bell, which cuts the model request in
-  flight. ``interrupt`` sets the interrupt event, a one-writer signal: only
-  the handle sets it, the turn and its tools wait on it. The interrupt's
-  reason stays with the handle (the session writes it into the result).
+  also cut the model request in flight: the turn publishes that request's
+  cancel scope while it runs (``TurnStatus.request``) and the handle cancels
+  it, with no task of the turn's waiting for it. ``interrupt`` sets the
+  interrupt event, a one-writer signal: only the handle sets it, the turn and
+  its tools wait on it. The interrupt's reason stays with the handle (the
+  session writes it into the result).
 - ``TurnInbox`` is the turn's (the receiver, passed to it at spawn): it takes
-  the steers at its seams, and a task of the turn waits on the bell for the
-  whole turn and cancels the scope of the model request in flight, if any. It also holds
-  the turn's own state: the request scope, its holds and the context size.
+  the steers at its seams and binds the scope of each model request
+  (``requesting``; bound after an interrupt, it is cut at once). It also holds
+  the turn's own state: its holds and the context size.
 - ``TurnStatus`` is what the turn *publishes*: written only by the turn (a
   request in flight, interrupt holds), read by the session for its instant
   answers (``redirected`` or ``steered``; whether a new prompt may interrupt
@@ -62,11 +64,11 @@ class TurnUsage:
 class TurnStatus:
     """Published by the turn (its only writer), read by the session (see the module)."""
 
-    __slots__ = ("holds", "requesting")
+    __slots__ = ("holds", "request")
 
     def __init__(self) -> None:
-        self.requesting = False
-        """A model request is in flight (a redirect can cut it)."""
+        self.request: trio.CancelScope | None = None
+        """The scope of the model request in flight (a redirect or an interrupt cancels it)."""
         self.holds = 0
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
 
@@ -100,27 +102,28 @@ class TurnInbox:
     def __init__(
         self,
         steers: trio.MemoryReceiveChannel[Steer],
-        cuts: trio.MemoryReceiveChannel[None],
         interrupt: trio.Event,
         status: TurnStatus,
         asks: trio.MemoryReceiveChannel[Ask],
     ) -> None:
         self._steers = steers
-        self._cuts = cuts
         self._asks = asks
         self.interrupt = interrupt
         """Set by the session's handle only; the turn and its tools wait on it."""
         self.status = status
         self._taken: deque[str] = deque()
         """Steers received from the channel and not delivered yet."""
-        self.request_scope: trio.CancelScope | None = None
-        """The scope of the model request in flight (the turn's)."""
         self.context_used = 0
         """Tokens of the context as of the latest reply."""
 
     @property
     def interrupted(self) -> bool:
         return self.interrupt.is_set()
+
+    @property
+    def request_scope(self) -> trio.CancelScope | None:
+        """The scope of the model request in flight (the turn's)."""
+        return self.status.request
 
     def _receive(self) -> Iterator[Steer]:
         while True:
@@ -152,22 +155,15 @@ class TurnInbox:
 
     @contextmanager
     def requesting(self, scope: trio.CancelScope) -> Iterator[None]:
-        """While entered, ``scope`` is the model request in flight: a ring cuts it."""
-        self.request_scope = scope
-        self.status.requesting = True
+        """While entered, ``scope`` is the model request in flight: a redirect or an
+        interrupt cancels it (one that came before, an interrupt, cuts it at once)."""
+        self.status.request = scope
+        if self.interrupt.is_set():
+            scope.cancel()
         try:
             yield
         finally:
-            self.status.requesting = False
-            self.request_scope = None
-
-    async def watch_bell(self) -> None:
-        """The turn's task for its whole run: each ring cuts the request in flight, if
-        any (a ring that finds none, a redirect too late, cuts nothing: its text is a
-        steer at the next seam)."""
-        async for _ in self._cuts:
-            if self.request_scope is not None:
-                self.request_scope.cancel()
+            self.status.request = None
 
     @contextmanager
     def hold_interrupt(self) -> Iterator[None]:
@@ -184,7 +180,6 @@ class TurnHandle:
 
     __slots__ = (
         "_asks",
-        "_cuts",
         "_interrupt",
         "_left_asks",
         "_remains",
@@ -199,7 +194,6 @@ class TurnHandle:
         capacity: int,
         steers: trio.MemorySendChannel[Steer],
         remains: trio.MemoryReceiveChannel[Steer],
-        cuts: trio.MemorySendChannel[None],
         interrupt: trio.Event,
         status: TurnStatus,
         asks: tuple[trio.MemorySendChannel[Ask], trio.MemoryReceiveChannel[Ask]],
@@ -208,7 +202,6 @@ class TurnHandle:
         self._asks, self._left_asks = asks
         self._steers = steers
         self._remains = remains
-        self._cuts = cuts
         self._interrupt = interrupt
         self._status = status
         self.reason = ""
@@ -220,9 +213,12 @@ class TurnHandle:
         except trio.WouldBlock:
             raise QueueFull(f"{self.capacity} steers are already waiting for this turn") from None
 
-    def _ring(self) -> None:
-        with suppress(trio.WouldBlock):  # a ring is already waiting: the request is cut
-            self._cuts.send_nowait(None)
+    def _cut(self) -> None:
+        """Cancel the model request in flight, if any (none: the turn's next seam sees
+        the steer or the interrupt)."""
+        scope = self._status.request
+        if scope is not None:
+            scope.cancel()
 
     def steer(self, text: str) -> None:
         """Queue ``text`` for the turn's next seam (``QueueFull`` past the capacity)."""
@@ -231,11 +227,11 @@ class TurnHandle:
     def redirect(self, text: str) -> bool:
         """Cut the model request in flight and reissue it with ``text``; False (queued as
         a steer) when none is in flight."""
-        if not self._status.requesting:
+        if self._status.request is None:
             self._send(text)
             return False
         self._send(Redirected(text))
-        self._ring()
+        self._cut()
         return True
 
     def interrupt(self, reason: str) -> None:
@@ -243,7 +239,7 @@ class TurnHandle:
         if not self._interrupt.is_set():
             self.reason = reason
             self._interrupt.set()
-        self._ring()
+        self._cut()
 
     def compress(self, focus: str | None) -> None:
         """Ask the turn to compact before its next request (``/compress`` while busy)."""
@@ -285,13 +281,10 @@ class TurnHandle:
 def turn_link(capacity: int) -> tuple[TurnHandle, TurnInbox]:
     """The two ends of a new turn's controls: the session's handle, the turn's inbox."""
     send, receive = trio.open_memory_channel[Steer](capacity)
-    ring, bell = trio.open_memory_channel[None](1)
     ask, asks = trio.open_memory_channel[Ask](ASK_CAPACITY)
     interrupt, status = trio.Event(), TurnStatus()
-    handle = TurnHandle(
-        capacity, send, receive.clone(), ring, interrupt, status, (ask, asks.clone())
-    )
-    return handle, TurnInbox(receive, bell, interrupt, status, asks)
+    handle = TurnHandle(capacity, send, receive.clone(), interrupt, status, (ask, asks.clone()))
+    return handle, TurnInbox(receive, interrupt, status, asks)
 
 
 def _drain(channel: trio.MemoryReceiveChannel[Ask]) -> list[Ask]:

@@ -145,14 +145,10 @@ class TurnActor(TurnModel, Task[TurnDone]):
         """
         self.deps.approvals.turn = self.number
         failure: BaseException | None = None
-        # The turn's own task: each ring of its bell (a redirect, an interrupt) cuts the
-        # model request in flight; it ends with the body (or with the actor).
-        bell = self.ctx.start_task(self.controls.watch_bell, name="bell")
         try:
             await self._body()
         except BaseException as exc:
             failure = self._failure = exc
-        bell.cancel()
         try:
             with trio.CancelScope(shield=True) as scope:
                 scope.deadline = trio.current_time() + self.deps.config.settle_timeout

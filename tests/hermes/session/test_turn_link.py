@@ -21,19 +21,27 @@ def test_steers_wait_in_a_bounded_channel_and_a_full_one_refuses_at_once() -> No
     assert inbox.take_steers() == ["four"]
 
 
-async def test_a_redirect_rings_the_bell_that_cuts_the_request_in_flight() -> None:
+async def test_a_redirect_cuts_the_request_in_flight() -> None:
     handle, inbox = turn_link(4)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(inbox.watch_bell)
-        with trio.fail_after(5), trio.CancelScope() as scope, inbox.requesting(scope):
-            handle.steer("kept for the next seam")
-            assert handle.redirect("say it again") is True
-            await trio.sleep_forever()  # cut by the turn's own bell task
-        assert scope.cancelled_caught
-        assert not inbox.status.requesting
-        assert inbox.take_redirects() == ["say it again"]
-        assert inbox.take_steers() == ["kept for the next seam"]
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(5), trio.CancelScope() as scope, inbox.requesting(scope):
+        handle.steer("kept for the next seam")
+        assert handle.redirect("say it again") is True
+        await trio.sleep_forever()  # cut by the redirect, no task of the turn's needed
+    assert scope.cancelled_caught
+    assert inbox.status.request is None
+    assert inbox.take_redirects() == ["say it again"]
+    assert inbox.take_steers() == ["kept for the next seam"]
+
+
+async def test_an_interrupt_cuts_the_request_in_flight_and_one_bound_after_it() -> None:
+    handle, inbox = turn_link(4)
+    with trio.fail_after(5), trio.CancelScope() as scope, inbox.requesting(scope):
+        handle.interrupt("stop")
+        await trio.sleep_forever()
+    assert scope.cancelled_caught
+    with trio.fail_after(5), trio.CancelScope() as later, inbox.requesting(later):
+        await trio.sleep_forever()  # bound after the interrupt: cut at once
+    assert later.cancelled_caught
 
 
 def test_an_interrupt_is_an_event_only_the_handle_sets_and_its_reason_stays_there() -> None:
