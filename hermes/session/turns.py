@@ -46,6 +46,9 @@ from .turn_end import repair, turn_result
 
 log = logging.getLogger(__name__)
 
+_COUNTED = frozenset({TurnEnd.COMPLETED, TurnEnd.INTERRUPTED})
+"""How a user turn ends to count towards the next background review."""
+
 
 @attrs.define(slots=True, kw_only=True)
 class RunningTurn:
@@ -227,8 +230,9 @@ class TurnOwner(Actor):
         # A compaction may have rebuilt the prompt, a switched server changed the tools.
         await self.prompts.keep(self.keeper.system, self.keeper.offered(self.tools.specs()))
         self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])
-        completed = running.from_user and result.reason is TurnEnd.COMPLETED
-        due = completed and self.reviews.turn_completed() and self._idle()
+        # Seed #261: every user turn counts, an interrupted one too.
+        counted = running.from_user and result.reason in _COUNTED
+        due = counted and self.reviews.turn_completed() and self._idle()
         if due and not self.reviews.schedule(self.ctx, result.turn):
             await self._start_review(result.turn)
         return result

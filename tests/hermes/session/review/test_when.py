@@ -128,7 +128,8 @@ async def test_a_review_stages_replace_and_remove_as_proposals(
 # -- 11. when no review runs; budgets ------------------------------------------------------
 
 
-@pytest.mark.parametrize("stop", ["interrupt", "cancel"])
+# An interrupted user turn counts, as in Hermes (seed #261; test_counter.py).
+@pytest.mark.parametrize("stop", ["cancel"])
 async def test_no_review_after_a_turn_that_did_not_complete(
     open_reviewing: SessionFactory, fake: FakeProvider, stop: str
 ) -> None:
