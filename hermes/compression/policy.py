@@ -69,6 +69,10 @@ class CompressionPolicy:
     climbs: dict[SummaryFailure, int] = attrs.field(factory=dict)
     """Consecutive failures per laddered class (timeouts, truncated summaries)."""
 
+    def copy(self) -> CompressionPolicy:
+        """A policy of its own with the same state: its per-class counters are not shared."""
+        return attrs.evolve(self, climbs=dict(self.climbs))
+
     def begin_turn(self) -> None:
         self.attempts = 0
 

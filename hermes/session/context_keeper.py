@@ -142,7 +142,7 @@ class ContextKeeper:
         and policy state (the immutable parts are shared)."""
         twin = copy.copy(self)
         twin.meter = copy.copy(self.meter)
-        twin.policy = copy.copy(self.policy)
+        twin.policy = self.policy.copy()
         return twin
 
     def offered(self, live: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:

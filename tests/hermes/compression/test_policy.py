@@ -140,6 +140,20 @@ def test_cooldowns_follow_the_failure_class() -> None:
     assert fail(SummaryFailure.TIMEOUT, 10_000.0) == 60.0  # a success reset the counters
 
 
+def test_a_copy_climbs_its_own_ladder() -> None:
+    """A turn's copy of the policy counts its failures without touching the original's."""
+    policy = CompressionPolicy()
+    policy.note_failure(SummaryFailure.TIMEOUT)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=0.0)
+    twin = policy.copy()
+    twin.note_failure(SummaryFailure.TIMEOUT)
+    twin.record(20_000, 5_000, "static", failed_model_call=True, now=100.0)
+    assert twin.cooldown_remaining(100.0) == 300.0
+    policy.note_failure(SummaryFailure.TIMEOUT)
+    policy.record(20_000, 5_000, "static", failed_model_call=True, now=100.0)
+    assert policy.cooldown_remaining(100.0) == 300.0  # its own second step, not a third
+
+
 def test_abort_on_summary_failure_makes_every_failure_abort() -> None:
     """Seed #197: at the default an ``error`` gets the static summary; with the setting on,
     every failure aborts and keeps every message."""
