@@ -50,18 +50,62 @@ def at_least(label: str, low: float) -> Validator:
     return _check(label, f"a number >= {low:g}", lambda v: _number(v) and v >= low)
 
 
-def seconds(label: str) -> Validator:
-    """A duration: seconds > 0."""
-    return _check(label, "seconds > 0", lambda v: _number(v) and v > 0)
+def _finite(value: Any) -> bool:
+    return _number(value) and math.isfinite(value)
 
 
-def count(label: str, low: int = 1) -> Validator:
-    """An integer >= ``low`` (1 unless given)."""
+def seconds(label: str, *, zero: bool = False, below: float | None = None) -> Validator:
+    """A finite duration: seconds > 0 (``zero``: >= 0), and under ``below`` if given."""
+    low = "seconds >= 0" if zero else "seconds > 0"
+    expected = low if below is None else f"{low} and < {below:g}"
     return _check(
         label,
-        f"an integer >= {low}",
-        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low,
+        expected,
+        lambda v: _finite(v) and (v >= 0 if zero else v > 0) and (below is None or v < below),
     )
+
+
+def durations(label: str) -> Validator:
+    """A non-empty sequence of finite seconds >= 0 (a schedule of waits)."""
+    return _check(
+        label,
+        "a non-empty list of seconds >= 0",
+        lambda v: isinstance(v, tuple | list) and bool(v) and all(_finite(w) and w >= 0 for w in v),
+    )
+
+
+def fraction(label: str, *, zero: bool = False) -> Validator:
+    """A share: a number in (0, 1] (``zero``: in [0, 1])."""
+    return _check(
+        label,
+        "a number in [0, 1]" if zero else "a number in (0, 1]",
+        lambda v: _finite(v) and (v >= 0 if zero else v > 0) and v <= 1,
+    )
+
+
+def count(label: str, low: int = 1, high: int | None = None) -> Validator:
+    """An integer >= ``low`` (1 unless given), and <= ``high`` if given."""
+    expected = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+    return _check(
+        label,
+        expected,
+        lambda v: (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and v >= low
+            and (high is None or v <= high)
+        ),
+    )
+
+
+def flag(label: str) -> Validator:
+    """``True`` or ``False`` (not 0, 1 or a string)."""
+    return _check(label, "true or false", lambda v: isinstance(v, bool))
+
+
+def name(label: str, what: str = "a name") -> Validator:
+    """A string with something besides white space (a model's or a program's name)."""
+    return _check(label, what, lambda v: isinstance(v, str) and bool(v.strip()))
 
 
 def one_of(label: str, choices: Collection[object]) -> Validator:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 import attrs
+
+from hermes.checks import count, durations, fraction, name, optional, seconds
 
 CHARS_PER_TOKEN = 4
 """The rough estimate: about four characters per token."""
 
 
-def _fail(name: str, rule: str, value: object) -> ValueError:
-    return ValueError(f"CompressionSettings.{name} must be {rule}, got {value!r}")
+LABEL = "compression settings"
+_share = fraction(LABEL)
+_share_or_zero = fraction(LABEL, zero=True)
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -20,68 +21,48 @@ class CompressionSettings:
 
     enabled: bool = True
     """Automatic compaction; a forced ``/compress`` runs regardless."""
-    threshold_ratio: float = 0.5
+    threshold_ratio: float = attrs.field(default=0.5, validator=_share)
     """Compact when the prompt reaches this share of (context window - max_tokens)."""
-    small_window: int = 512_000
-    small_window_ratio: float = 0.75
+    small_window: int = attrs.field(default=512_000, validator=count(LABEL, 0))
+    small_window_ratio: float = attrs.field(default=0.75, validator=_share)
     """On a window under ``small_window`` tokens the ratio is at least this (Hermes)."""
-    tail_ratio: float = 0.2
+    tail_ratio: float = attrs.field(default=0.2, validator=_share)
     """The protected tail may hold up to this share of the threshold, in tokens."""
-    protect_first: int = 3
+    protect_first: int = attrs.field(default=3, validator=count(LABEL, 0))
     """Messages kept verbatim at the start (the system prompt is kept anyway)."""
-    protect_last: int = 6
+    protect_last: int = attrs.field(default=6, validator=count(LABEL, 1))
     """The tail never holds fewer messages than this."""
-    prune_min_chars: int = 2_000
+    prune_min_chars: int = attrs.field(default=2_000, validator=count(LABEL, 200))
     """Tool results larger than this, between head and tail, are pruned."""
-    summary_min_tokens: int = 2_000
-    summary_max_tokens_cap: int = 12_000
-    summary_context_ratio: float = 0.05
+    summary_min_tokens: int = attrs.field(default=2_000, validator=count(LABEL, 1))
+    summary_max_tokens_cap: int = attrs.field(default=12_000, validator=count(LABEL, 1))
+    summary_context_ratio: float = attrs.field(default=0.05, validator=_share)
     """Summary budget: between ``summary_min_tokens`` and min(ratio x context, cap)."""
-    summary_timeout: float = 120.0
-    aux_model: str | None = None
+    summary_timeout: float = attrs.field(default=120.0, validator=seconds(LABEL))
+    aux_model: str | None = attrs.field(
+        default=None, validator=optional(name(LABEL, "a model name"))
+    )
     """The model that writes summaries; None means the session's own model."""
-    cooldowns: tuple[float, ...] = (60.0, 300.0, 900.0)
+    cooldowns: tuple[float, ...] = attrs.field(
+        default=(60.0, 300.0, 900.0), validator=durations(LABEL)
+    )
     """Hold after the 1st, 2nd, 3rd+ consecutive failed summary call (seconds)."""
-    min_saving: float = 0.10
+    min_saving: float = attrs.field(default=0.10, validator=_share_or_zero)
     """A compaction saving less than this share of the prompt counts as weak."""
-    regrow_ratio: float = 0.10
+    regrow_ratio: float = attrs.field(default=0.10, validator=_share_or_zero)
     """After two weak compactions, resume once the prompt grew by this share of the threshold."""
-    max_attempts_per_turn: int = 3
+    max_attempts_per_turn: int = attrs.field(default=3, validator=count(LABEL, 1))
     abort_on_summary_failure: bool = False
     """Every failed summary aborts (keeps every message), not only the aborting classes
     (Hermes' ``compression.abort_on_summary_failure``, seed #197)."""
-    static_summary_chars: int = 8_000
+    static_summary_chars: int = attrs.field(default=8_000, validator=count(LABEL, 500))
 
     def __attrs_post_init__(self) -> None:
-        def ratio(name: str, value: float, *, zero_ok: bool = False) -> None:
-            low_ok = value >= 0 if zero_ok else value > 0
-            if not (math.isfinite(value) and low_ok and value <= 1):
-                raise _fail(name, "in [0, 1]" if zero_ok else "in (0, 1]", value)
-
-        def count(name: str, value: int, minimum: int) -> None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise _fail(name, f"an integer >= {minimum}", value)
-
-        ratio("threshold_ratio", self.threshold_ratio)
-        ratio("small_window_ratio", self.small_window_ratio)
-        count("small_window", self.small_window, 0)
-        ratio("tail_ratio", self.tail_ratio)
-        ratio("summary_context_ratio", self.summary_context_ratio)
-        ratio("min_saving", self.min_saving, zero_ok=True)
-        ratio("regrow_ratio", self.regrow_ratio, zero_ok=True)
-        count("protect_first", self.protect_first, 0)
-        count("protect_last", self.protect_last, 1)
-        count("prune_min_chars", self.prune_min_chars, 200)
-        count("summary_min_tokens", self.summary_min_tokens, 1)
-        count("summary_max_tokens_cap", self.summary_max_tokens_cap, self.summary_min_tokens)
-        count("max_attempts_per_turn", self.max_attempts_per_turn, 1)
-        count("static_summary_chars", self.static_summary_chars, 500)
-        if not (math.isfinite(self.summary_timeout) and self.summary_timeout > 0):
-            raise _fail("summary_timeout", "a positive number of seconds", self.summary_timeout)
-        if not self.cooldowns or not all(math.isfinite(c) and c >= 0 for c in self.cooldowns):
-            raise _fail("cooldowns", "a non-empty tuple of seconds >= 0", self.cooldowns)
-        if self.aux_model is not None and not self.aux_model.strip():
-            raise _fail("aux_model", "None or a model name", self.aux_model)
+        if self.summary_max_tokens_cap < self.summary_min_tokens:
+            raise ValueError(
+                f"{LABEL} summary_max_tokens_cap: expected an integer >= summary_min_tokens "
+                f"({self.summary_min_tokens}), got {self.summary_max_tokens_cap!r}"
+            )
 
     def summary_max_tokens(self, context_window: int) -> int:
         """The summary call's max_tokens: 5 % of the context, within [min, cap]."""

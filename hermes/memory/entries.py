@@ -25,6 +25,7 @@ from typing import Literal
 
 import attrs
 
+from hermes.checks import count
 from hermes.skills import Blocked, BlockReport, blocked_notice, scan_text
 
 from .errors import AmbiguousMatch, DuplicateEntry, InvalidEntry, MemoryFull, NoMatch, UnsafeEntry
@@ -53,9 +54,7 @@ def check_kind(kind: str) -> MemoryKind:
     raise InvalidEntry(f"Unknown memory store {kind!r}; use 'memory' or 'user'.")
 
 
-def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive integer, got {value!r}")
+_positive = count("memory limits")
 
 
 @attrs.frozen(slots=True)

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 import trio
 
-from actors import is_number
+from hermes.checks import count, durations
 
 from .client import EventSink, ModelClient
 from .errors import FailureReason, ModelError
@@ -31,23 +30,16 @@ RECOVERABLE = frozenset(
 )
 
 
-def _cycles(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{attribute.name} must be an integer >= 0, got {value!r}")
-
-
-def _waits(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not value or any(isinstance(w, bool) or not is_number(w) or w < 0 for w in value):
-        raise ValueError(f"{attribute.name} must be numbers >= 0, got {value!r}")
+LABEL = "recovery policy"
 
 
 @attrs.frozen(slots=True)
 class RecoveryPolicy:
     """How often and how long a turn parks before calling a failing provider again."""
 
-    cycles: int = attrs.field(default=5, validator=_cycles)
+    cycles: int = attrs.field(default=5, validator=count(LABEL, 0))
     waits: tuple[float, ...] = attrs.field(
-        default=(15.0, 30.0, 60.0), converter=tuple, validator=_waits
+        default=(15.0, 30.0, 60.0), converter=tuple, validator=durations(LABEL)
     )
     """Wait before cycle 1, 2, 3...; the last repeats."""
     retry_after_cap: float = 120.0

@@ -11,11 +11,9 @@ floor.
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import attrs
 
+from hermes.checks import count, one_of, optional, seconds
 from supervisors import Admission
 
 from .placement import MODES, TOP_LEVEL
@@ -29,52 +27,20 @@ BLOCKED_TOOLS: frozenset[str] = frozenset(
 """Tools a child never gets (``delegate_task`` comes back for orchestrators)."""
 
 
-def _count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"subagent config {attribute.name}: expected an integer >= 1, got {value!r}"
-        )
-
-
-def _seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or math.isnan(value)
-        or not value > 0
-    ):
-        raise ValueError(f"subagent config {attribute.name}: expected seconds > 0, got {value!r}")
-
-
-def _optional_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None:
-        _seconds(instance, attribute, value)
-
-
-def _depth(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEPTH_LIMIT:
-        raise ValueError(
-            f"subagent config {attribute.name}: expected an integer from 1 to "
-            f"{MAX_DEPTH_LIMIT}, got {value!r}"
-        )
-
-
-def _mode(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value not in MODES:
-        raise ValueError(
-            f"subagent config {attribute.name}: expected one of {', '.join(map(repr, MODES))}, "
-            f"got {value!r}"
-        )
+LABEL = "subagent config"
+_count = count(LABEL)
+_seconds = seconds(LABEL)
 
 
 def _admission(value: Admission | str) -> Admission:
+    """The converter of ``admission``: an ``Admission`` or its value."""
     if isinstance(value, Admission):
         return value
     try:
         return Admission(value)
     except ValueError:
         raise ValueError(
-            f"subagent config admission: expected 'queue' or 'reject', got {value!r}"
+            f"{LABEL} admission: expected 'queue' or 'reject', got {value!r}"
         ) from None
 
 
@@ -82,7 +48,7 @@ def _admission(value: Admission | str) -> Admission:
 class SubagentConfig:
     """Delegation limits; one per daemon (``SubagentRuntime``)."""
 
-    max_depth: int = attrs.field(default=1, validator=_depth)
+    max_depth: int = attrs.field(default=1, validator=count(LABEL, 1, MAX_DEPTH_LIMIT))
     """Levels of children below the top-level session. 1: only the top level delegates;
     with 2 or 3, a child above the bottom level may orchestrate its own children."""
     orchestrator_enabled: bool = True
@@ -100,7 +66,7 @@ class SubagentConfig:
     max_background: int = attrs.field(default=3, validator=_count)
     """Background delegations running at once per parent (more run inline, or are refused
     when the model decides)."""
-    background: str = attrs.field(default=TOP_LEVEL, validator=_mode)
+    background: str = attrs.field(default=TOP_LEVEL, validator=one_of(LABEL, MODES))
     """Who places a delegation (``placement.py``, seed #252): ``"top_level"`` (code: the
     top level's in the background, a subagent's inline) or ``"model"`` (its flag)."""
     max_iterations: int = attrs.field(default=250, validator=_count)
@@ -112,13 +78,13 @@ class SubagentConfig:
     """...and this long inside one tool call."""
     check_interval: float = attrs.field(default=5.0, validator=_seconds)
     """How often the supervisor looks at its children's progress and clocks."""
-    child_timeout: float | None = attrs.field(default=None, validator=_optional_seconds)
+    child_timeout: float | None = attrs.field(default=None, validator=optional(_seconds))
     """Wall-clock cap per child (None: no cap; liveness still applies)."""
     max_summary_chars: int = attrs.field(default=24_000, validator=_count)
     summary_floor: int = attrs.field(default=2_000, validator=_count)
     chars_per_token: int = attrs.field(default=4, validator=_count)
     """To turn the parent's remaining context (tokens) into a summary budget (characters)."""
-    schema_retries: int = attrs.field(default=1)
+    schema_retries: int = attrs.field(default=1, validator=count(LABEL, 0))
     """Follow-ups a child gets when its output does not fit the requested schema."""
     blocked_tools: frozenset[str] = BLOCKED_TOOLS
     finished_kept: int = attrs.field(default=50, validator=_count)

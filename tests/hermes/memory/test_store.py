@@ -106,7 +106,9 @@ def test_unknown_store_is_refused(store: MemoryStore) -> None:
     "kwargs", [{"memory_chars": 0}, {"user_chars": -5}, {"memory_chars": True}]
 )
 def test_limits_must_be_positive(kwargs: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match="must be a positive integer"):
+    with pytest.raises(
+        ValueError, match=r"memory limits \w+_chars: expected an integer >= 1, got "
+    ):
         MemoryLimits(**kwargs)
 
 

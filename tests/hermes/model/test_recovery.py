@@ -150,9 +150,11 @@ async def test_a_wait_ends_at_once_when_its_scope_is_cancelled(
 
 
 def test_the_policy_checks_its_fields() -> None:
-    with pytest.raises(ValueError, match="cycles must be an integer >= 0"):
+    with pytest.raises(ValueError, match="cycles: expected an integer >= 0, got -1"):
         RecoveryPolicy(cycles=-1)
-    with pytest.raises(ValueError, match="waits must be numbers >= 0"):
+    with pytest.raises(
+        ValueError, match=r"waits: expected a non-empty list of seconds >= 0, got \(\)"
+    ):
         RecoveryPolicy(waits=())
 
 
