@@ -46,6 +46,7 @@ from . import control, procfs
 from .context import Context
 from .driver import Event, Pool, SessionRef, Tally, matches, open_pool
 from .figures import latency_ms
+from .floor import Floor, open_floor
 from .workload import LoadMeter, Workload
 
 SURFACES = ("ws", "http", "cli")
@@ -196,9 +197,16 @@ def _event_match(hot: Hot) -> Callable[[Event], bool]:
 
 
 async def cancel_once(
-    ctx: Context, pool: Pool, victim: Victim, hot: Hot, surface: str, out: Samples
+    ctx: Context,
+    pool: Pool,
+    victim: Victim,
+    hot: Hot,
+    surface: str,
+    out: Samples,
+    floor: Floor | None = None,
 ) -> None:
-    """Cancel ``hot`` from ``surface``; record the three latencies."""
+    """Cancel ``hot`` from ``surface``; record the three latencies. With ``floor``, the
+    same request shape goes to the floor server right after (``floor.py``)."""
     start = time.monotonic()
     seen: dict[str, float] = {}
 
@@ -240,6 +248,10 @@ async def cancel_once(
         out.problems.append(f"{surface} cancel of {hot.kind}: no {', '.join(missing)} in {WAIT}s")
     for metric, at in seen.items():
         out.add(surface, metric, max(0.0, at - start))
+    if floor is not None and surface == "ws":
+        await floor.ws_cancel(victim.ref.id)
+    elif floor is not None and surface == "http":
+        await floor.http_cancel(f"/sessions/{victim.ref.id}/cancel")
     out.kinds[hot.kind] += 1
     if hot.subagent:  # the parent's turn goes on without its child: let it end
         with trio.move_on_after(WAIT):
@@ -280,6 +292,7 @@ async def storm(
     victims: list[Victim],
     cancels: int,
     surfaces: tuple[str, ...] = SURFACES,
+    floor: Floor | None = None,
 ) -> None:
     """``cancels`` cancels over the victims, each victim cancelled in turn. Every
     (surface, kind) pair comes once per round, in a random order each round, so a
@@ -300,7 +313,7 @@ async def storm(
                 )
                 await _settle(victim)
                 continue
-            await cancel_once(ctx, pool, victim, hot, surface, out)
+            await cancel_once(ctx, pool, victim, hot, surface, out, floor)
             on_cancel()
 
     share = [cancels // len(victims)] * len(victims)
@@ -320,13 +333,17 @@ async def measure(ctx: Context) -> dict[str, Any]:
     bar = ctx.progress.bar("cancel", sizes.cancels, "cancels")
     out, idle = Samples(), Samples()
     pings: dict[str, list[float]] = {"idle": [], "load": []}
-    async with ctx.following(), open_pool(ctx.run.endpoint, min(sizes.sessions, 8) + 1) as pool:
+    async with (
+        ctx.following(),
+        open_pool(ctx.run.endpoint, min(sizes.sessions, 8) + 1) as pool,
+        open_floor(pool.http) as floor,
+    ):
         victims = await _victims(ctx, pool, sizes.victims)
         # The same requests on the idle daemon first: each one's own baseline.
-        await storm(
-            ctx, pool, idle, lambda: None, victims, max(4, sizes.cancels // 3), ("ws", "http")
-        )
-        await control.ping_status(pool, pings["idle"], control.IDLE_PINGS)
+        idle_cancels = max(4, sizes.cancels // 3)
+        await storm(ctx, pool, idle, lambda: None, victims, idle_cancels, ("ws", "http"), floor)
+        await control.ping_status(pool, pings["idle"], control.IDLE_PINGS, floor)
+        floor.phase = "load"
         gc_before = (await pool.client.call("daemon.stats"))["gc"]
         load = Workload(
             pool, sizes.sessions, None, first_offset=sizes.victims, think=sizes.load_think
@@ -335,8 +352,8 @@ async def measure(ctx: Context) -> dict[str, Any]:
             nursery.start_soon(load.run)
             meter = LoadMeter(ctx.run.pid, load.tally)
             async with trio.open_nursery() as pinging:
-                pinging.start_soon(control.ping_status, pool, pings["load"])
-                await storm(ctx, pool, out, bar.advance, victims, sizes.cancels)
+                pinging.start_soon(control.ping_status, pool, pings["load"], None, floor)
+                await storm(ctx, pool, out, bar.advance, victims, sizes.cancels, SURFACES, floor)
                 pinging.cancel_scope.cancel()
             gc_after = (await pool.client.call("daemon.stats"))["gc"]
             level = meter.result()
@@ -360,6 +377,7 @@ async def measure(ctx: Context) -> dict[str, Any]:
             "status": pings["load"],
         },
         gc_after,
+        floor.samples,
     )
     summary = out.summary()
     tally: Tally = load.tally
@@ -374,6 +392,7 @@ async def measure(ctx: Context) -> dict[str, Any]:
             "load": {"sessions": sizes.sessions, "think_s": sizes.load_think, **level},
             **control_figures,
         },
+        "targets": control.targets(control_figures),
         "invariants": {
             "every_cancel_observed": not out.problems
             and not idle.problems

@@ -46,6 +46,12 @@ FIGURES = {
         "status_p99_ms",
         "gc_pause_p99_ms",
         "control",
+        "ws_cancel_floor_ratio",
+        "http_cancel_floor_ratio",
+        "status_floor_ratio",
+        "ws_floor_p99_ms",
+        "http_floor_p99_ms",
+        "status_floor_p99_ms",
     },
     "steer": {"steer_to_delivered_ms", "steer_to_accepted_ms", "load"},
     "soak": {"loops", "loops_per_s", "growth", "series_growth", "end"},
@@ -113,6 +119,24 @@ def test_the_json_has_every_figure(smoke: tuple[dict[str, Any], str, Path]) -> N
         assert idle["n"] > 0 and idle["p50"] > 0 and load["n"] > 0, name
         assert cancel[f"{name}_p99_ms"] == load["p99"]
         assert cancel[f"{name}_load_ratio"] == pytest.approx(load["p99"] / idle["p50"], rel=0.01)
+        floor = cancel["control"][name]["floor_load"]
+        assert floor["n"] == load["n"] and floor["p99"] > 0, name  # interleaved one for one
+        ratio = cancel[f"{name}_floor_ratio"]
+        assert ratio == pytest.approx(load["p99"] / floor["p99"], rel=0.02)
+    assert cancel["ws_floor_p99_ms"] == cancel["control"]["ws_cancel"]["floor_load"]["p99"]
+    assert cancel["http_floor_p99_ms"] == cancel["control"]["http_cancel"]["floor_load"]["p99"]
+    judged = data["scenarios"]["cancel"]["targets"]["judged"]
+    assert set(judged) == {
+        "ws_cancel_floor_ratio",
+        "http_cancel_floor_ratio",
+        "status_floor_ratio",
+        "gc_pause_p99_ms",
+    }
+    assert set(data["scenarios"]["cancel"]["targets"]["reported"]) == {
+        "ws_cancel_load_ratio",
+        "http_cancel_load_ratio",
+        "status_load_ratio",
+    }
     assert cancel["gc_pause_p99_ms"] >= 0
     soak = data["scenarios"]["soak"]["figures"]
     assert soak["end"]["trio_tasks"] > soak["end"]["actors"] > 0  # every actor has a task
