@@ -18,6 +18,14 @@ It ends in one of four ways, and in each the whole group is gone afterwards:
   time-bounded cleanup (SIGKILL after a short ``cancel_grace``, 0.2 s) and
   ``trio.Cancelled`` propagates.
 
+The one exception: with ``yield_to`` and ``hand_over``, a ``yield_to`` that is
+set while the leader runs stops the reading and offers the live process to
+``hand_over`` (a ``Handover``: a redirect moving a foreground command to the
+background registry, ``hermes.processes.yielded``). Once that sets ``taken``
+the group, its output pipe and its record are the taker's and nothing here
+touches them (``handed_over`` in the result); not taken, it is killed as on an
+interrupt.
+
 Killing a group (``kill_group``) is: SIGTERM to the group, wait up to ``grace``
 for its members to exit, SIGKILL to the group, reap the leader, reap members
 this process adopted, then check ``/proc`` that no member survives. ``trio``'s
@@ -49,7 +57,7 @@ import errno
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -322,6 +330,24 @@ class OutputCapture:
         data = bytes(self._head + self._tail)[-size:]
         return data.decode("utf-8", errors="replace")
 
+    def parts(self) -> tuple[bytes, bytes]:
+        """The kept head and tail, raw (``dropped`` bytes were between them)."""
+        return bytes(self._head), bytes(self._tail)
+
+
+@attrs.define(slots=True, eq=False)
+class Handover:
+    """A running command offered to a new owner (see the module docstring)."""
+
+    process: trio.Process
+    stdout: trio.abc.ReceiveStream
+    capture: OutputCapture
+    """Its output so far (reading stopped: every later byte is the taker's)."""
+    started: float
+    """``trio.current_time()`` at its start."""
+    taken: bool = False
+    """Set (without an await in between) once the new owner has it."""
+
 
 @attrs.frozen(slots=True)
 class CommandResult:
@@ -334,6 +360,8 @@ class CommandResult:
     dropped_bytes: int = 0
     kill: KillReport | None = None
     duration: float = 0.0
+    handed_over: bool = False
+    """Still running, given to ``hand_over``'s taker (``exit_code`` is None)."""
 
 
 def exit_status(returncode: int | None) -> int | None:
@@ -383,6 +411,8 @@ async def run_command(
     cancel_grace: float = 0.2,
     drain_timeout: float = 1.0,
     slot: GroupSlot | None = None,
+    yield_to: trio.Event | None = None,
+    hand_over: Callable[[Handover], Awaitable[None]] | None = None,
 ) -> CommandResult:
     """Run ``argv`` in its own process group (see the module docstring).
 
@@ -391,7 +421,10 @@ async def run_command(
     means now, and its cleanup must fit in the runtime's kill grace).
     ``on_output`` is called after every chunk read (it must not block).
     ``slot``: record the group there before the command runs (held by a gate
-    until then), and drop the record once the group is reaped.
+    until then), and drop the record once the group is reaped (or taken).
+    ``yield_to`` / ``hand_over``: see the module docstring; ``hand_over`` sets
+    ``taken`` when the process is no longer ours and must not raise but
+    ``trio.Cancelled``.
     Raises ``OSError`` when the program cannot be started, ``GroupNotRecorded``
     (the command never ran) when ``slot`` could not record it.
     """
@@ -412,64 +445,88 @@ async def run_command(
     stdout = process.stdout
     if stdout is None:  # pragma: no cover - PIPE always gives a stream
         raise RuntimeError("no stdout pipe")
-    timed_out = interrupted = False
+    timed_out = interrupted = yielded = False
     report: KillReport | None = None
     reader_done = trio.Event()
+    handover: Handover | None = None
 
-    async def read() -> None:
+    async def read(scope: trio.CancelScope) -> None:
         try:
-            while chunk := await stdout.receive_some(65536):
-                out.feed(chunk)
-                if on_output is not None:
-                    on_output(out)
+            with scope:
+                while chunk := await stdout.receive_some(65536):
+                    out.feed(chunk)
+                    if on_output is not None:
+                        on_output(out)
         finally:
             reader_done.set()
 
-    async def watch_interrupt(event: trio.Event, scope: trio.CancelScope) -> None:
-        nonlocal interrupted
+    async def watch(event: trio.Event, scope: trio.CancelScope, why: str) -> None:
+        nonlocal interrupted, yielded
         await event.wait()
-        interrupted = True
+        if why == "interrupt":
+            interrupted = True
+        else:
+            yielded = True
         scope.cancel()
 
     try:
         if slot is not None:
             await _release(process, slot)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read)
+            reading = trio.CancelScope()
+            nursery.start_soon(read, reading)
             with trio.CancelScope(deadline=started + timeout) as waiting:
                 if interrupt is not None:
-                    nursery.start_soon(watch_interrupt, interrupt, waiting)
+                    nursery.start_soon(watch, interrupt, waiting, "interrupt")
+                if yield_to is not None and hand_over is not None:
+                    nursery.start_soon(watch, yield_to, waiting, "yield")
                 await process.wait()
-            timed_out = waiting.cancelled_caught and not interrupted
-            with trio.CancelScope(shield=True):
-                if process.returncode is None or live_members(pgid):
-                    # Timed out, interrupted, or the leader left members behind (cmd &).
-                    report = await kill_group(process, grace=grace)
-                else:
-                    await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
-            with trio.move_on_after(drain_timeout):
+            timed_out = waiting.cancelled_caught and not interrupted and not yielded
+            if yielded and not interrupted and hand_over is not None and process.returncode is None:
+                reading.cancel()  # a cancelled receive consumed nothing: the rest is the taker's
                 await reader_done.wait()
+                handover = Handover(process, stdout, out, started)
+                await hand_over(handover)
+                if not handover.taken:  # refused: it dies as on an interrupt
+                    interrupted = True
+                    reader_done = trio.Event()
+                    nursery.start_soon(read, trio.CancelScope())
+            if handover is None or not handover.taken:
+                with trio.CancelScope(shield=True):
+                    if process.returncode is None or live_members(pgid):
+                        # Timed out, interrupted, or the leader left members behind (cmd &).
+                        report = await kill_group(process, grace=grace)
+                    else:
+                        await _wait_until(lambda: _reaped_and_gone(pgid), 0.2)
+                with trio.move_on_after(drain_timeout):
+                    await reader_done.wait()
             nursery.cancel_scope.cancel()
     except BaseException:
-        if process.returncode is None or live_members(pgid):
+        taken = handover is not None and handover.taken
+        if not taken and (process.returncode is None or live_members(pgid)):
             with trio.move_on_after(cancel_grace + 5.0, shield=True):
                 await kill_group(process, grace=cancel_grace)
         raise
     finally:
+        taken = handover is not None and handover.taken
         with trio.move_on_after(1.0, shield=True):
-            await stdout.aclose()
+            if not taken:  # a taken pipe is read by its new owner
+                await stdout.aclose()
             if process.stdin is not None:
                 await process.stdin.aclose()
-        if slot is not None and process.returncode is not None and not live_members(pgid):
+        gone = process.returncode is not None and not live_members(pgid)
+        if slot is not None and (taken or gone):
             with trio.move_on_after(1.0, shield=True):
-                await slot.reaped()  # a group left alive keeps its record
+                await slot.reaped()  # a group left alive keeps it; a taken one has the taker's
+    handed = handover is not None and handover.taken
     return CommandResult(
         output=out.text(),
-        exit_code=exit_status(process.returncode),
+        exit_code=None if handed else exit_status(process.returncode),
         timed_out=timed_out,
         interrupted=interrupted,
         output_bytes=out.total,
         dropped_bytes=out.dropped,
         kill=report,
         duration=trio.current_time() - started,
+        handed_over=handed,
     )

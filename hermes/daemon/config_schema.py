@@ -499,6 +499,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "pattern_lifetime": Key(8, _int(1), "watch-pattern notices per process lifetime"),
         "notice_tail": Key(2000, _int(1), "characters of final output a completion notice carries"),
         "max_write": Key(65_536, _int(1), "bytes one stdin write to a process may carry"),
+        "background_on_redirect": Key(
+            True,
+            _bool,
+            "a redirect arriving while a foreground terminal command runs moves the command "
+            "to the background (false: the turn waits for it)",
+        ),
     },
     "logging": {
         "level": Key("info", _choice(*LOG_LEVELS), "log level", reload=True),

@@ -119,6 +119,7 @@ _PROCESS_KEYS = (
     "pattern_lifetime",
     "notice_tail",
     "max_write",
+    "background_on_redirect",
 )
 
 

@@ -81,6 +81,11 @@ class ProcessConfig:
     adopted_poll: float = 1.0
     """Seconds between liveness checks of a process adopted after a restart."""
 
+    # -- redirects -----------------------------------------------------------------------
+    background_on_redirect: bool = True
+    """A redirect that arrives while a foreground ``terminal`` command runs moves it to
+    the background (Hermes: seeds #8, #13, #220); False: the turn waits for it."""
+
     # -- after a crash ----------------------------------------------------------------------
     leftover_commands: str = "kill"
     """Foreground tool commands a dead daemon left running, found at the next start:
@@ -136,6 +141,11 @@ class ProcessConfig:
             raise ValueError(
                 "ProcessConfig.leftover_commands must be one of "
                 f"{', '.join(LEFTOVER_POLICIES)}, got {self.leftover_commands!r}"
+            )
+        if type(self.background_on_redirect) is not bool:
+            raise ValueError(
+                "ProcessConfig.background_on_redirect must be true or false, "
+                f"got {self.background_on_redirect!r}"
             )
         if not isinstance(self.shell, str) or not self.shell:
             raise ValueError(f"ProcessConfig.shell must be a program name, got {self.shell!r}")

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import codecs
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from actors import Call, CallTarget, Reply
+from hermes.procgroup import Handover
 
 from .errors import ProcessError, ProcessServiceUnavailable
 from .limits import PatternLimiter
@@ -140,6 +141,18 @@ class Adopt(Call[ProcessInfo]):
     transfer: Transfer
     ticket: Ticket
     on_handed: HandedSink | None = None
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class TakeForeground(Call[ProcessInfo]):
+    """To a session's own registry (a call): a foreground command moved to the background
+    on a redirect (``yielded.py``); taken only if ``ticket`` is still pending."""
+
+    handover: Handover
+    command: str
+    cwd: str
+    env: Mapping[str, str]
+    ticket: Ticket
 
 
 @attrs.frozen(slots=True)

@@ -17,7 +17,8 @@ Finished processes stay listed for ``finished_ttl`` (30 minutes). When the
 registry stops (its session closed, the daemon shut down) its watchers are
 stopped all at once, each killing its process group within its budget.
 On start, with a store, it recovers its session's checkpoint (adopt or mark
-lost; see ``checkpoint.py``); that and a subagent's hand-off are ``adoption.py``.
+lost; see ``checkpoint.py``); that and a subagent's hand-off are ``adoption.py``,
+a foreground command moved here on a redirect ``yielded.py``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from .errors import (
     TooManyProcesses,
 )
 from .gate import NoticeGate
-from .handoff import Adopt, HandoffTarget
+from .handoff import Adopt, HandoffTarget, TakeForeground
 from .hold import HOLD_RECHECK, NoticeHold
 from .messages import (
     Finished,
@@ -88,6 +89,7 @@ from .state import (
 from .waits import WaitExpired, Waits
 from .watcher import ProcessWatcher
 from .watcher_base import WatcherBase
+from .yielded import take_foreground
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +201,8 @@ class ProcessRegistry(Actor):
                 return await self._start(message.spec)
             case Adopt():
                 return await self._adopt(message)
+            case TakeForeground():
+                return await self._take_foreground(message)
             case ListAll():
                 self._prune(now)
                 return [entry.state.info(now) for entry in self.entries.values()]
@@ -316,6 +320,16 @@ class ProcessRegistry(Actor):
             except Exception:
                 log.exception("process registry %s: the on_handed hook failed", self.ctx.path)
         return info
+
+    async def _take_foreground(self, message: TakeForeground) -> ProcessInfo:
+        """A foreground command moved here on a redirect (see ``yielded.py``)."""
+        self._prune(trio.current_time())
+        self._make_room()  # full: refused before the take (the tool stops the command)
+        state, ref, watcher = await take_foreground(
+            self.ctx, message, new_process_id(), self.session_id, self.config, self.checkpoint
+        )
+        self.entries[state.id] = _Entry(state, ref, actor=watcher)
+        return state.info()
 
     def _make_room(self) -> None:
         limit = self.config.max_processes

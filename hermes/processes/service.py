@@ -16,10 +16,11 @@ from typing import TypeVar
 import trio
 
 from actors import ActorExited, Call, CallTarget, CallTimeout, MailboxFull
+from hermes.procgroup import Handover
 
 from .config import ProcessConfig
 from .errors import ProcessError, ProcessNotRunning, ProcessServiceUnavailable
-from .handoff import HandOff, HandoffTarget
+from .handoff import HandOff, HandoffTarget, TakeForeground, Ticket
 from .messages import (
     CloseStdin,
     Kill,
@@ -250,6 +251,31 @@ class ProcessService:
                 f"Handing {process_id} over did not finish within {limit:g}s."
             ) from exc
         return info
+
+    async def take_foreground(
+        self,
+        handover: Handover,
+        *,
+        command: str,
+        cwd: str,
+        env: Mapping[str, str],
+        timeout: float | None = None,
+    ) -> ProcessInfo:
+        """Move a running foreground command into this registry (``yielded.py``).
+
+        ``handover.taken`` says afterwards, whatever happened (an error, a
+        cancellation), whether the registry owns the process now.
+        """
+        ticket = Ticket()
+        message = TakeForeground(
+            handover=handover, command=command, cwd=str(cwd), env=dict(env), ticket=ticket
+        )
+        try:
+            return await self._call(
+                self.registry, message, self.start_timeout if timeout is None else timeout
+            )
+        finally:
+            handover.taken = not ticket.abort()
 
     async def write(self, process_id: str, data: str, *, timeout: float | None = None) -> int:
         """Write ``data`` (UTF-8) to the process's stdin; returns the bytes written."""

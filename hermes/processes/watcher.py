@@ -197,10 +197,14 @@ class ProcessWatcher(WatcherBase):
             signal_group(self.state.pgid, signal.SIGTERM)
 
     async def _take_over(self) -> None:
-        """Carry on with a handed-over process: pump it, move its checkpoint row here."""
+        """Carry on with a handed-over process: pump it, move its checkpoint row here (or
+        write one: a foreground command's, ``yielded.py``)."""
         self._start_pump()
         if self.checkpoint is not None and self.recorded:
             await self.checkpoint.moved(self.state)
+        elif self.checkpoint is not None:
+            await self.checkpoint.started(self.state)  # on failure on_stop kills it
+            self.recorded = True
 
     # -- hand-off --------------------------------------------------------------------------
 

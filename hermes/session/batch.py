@@ -130,10 +130,11 @@ class TurnBatches:
 
     # -- running ---------------------------------------------------------------------------
 
-    def _tools_ctx(self) -> ToolContext:
+    def _tools_ctx(self, redirect: trio.Event) -> ToolContext:
         return attrs.evolve(
             self.deps.tools_ctx,
             interrupt=self.controls.interrupt,
+            redirect=redirect,
             progress=self._on_progress,
             ask_approval=self.deps.approvals.callback(),
             services={
@@ -174,11 +175,12 @@ class TurnBatches:
             budget=config.output_budget,
         )
         holds = any(getattr(registry.get(c.name), "holds_interrupt", False) for c in calls)
-        with self.controls.hold_interrupt() if holds else nullcontext():
+        held = self.controls.hold_interrupt() if holds else nullcontext()
+        with held, self.controls.running_tools() as redirect:
             await run_batch(
                 calls,
                 registry,
-                self._tools_ctx(),
+                self._tools_ctx(redirect),
                 policy=policy,
                 collector=collector,
                 invoke=worker_invoker(self.spawner, registry),

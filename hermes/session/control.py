@@ -64,12 +64,15 @@ class TurnUsage:
 class TurnStatus:
     """Published by the turn (its only writer), read by the session (see the module)."""
 
-    __slots__ = ("holds", "request")
+    __slots__ = ("holds", "request", "tools")
 
     def __init__(self) -> None:
         self.request: trio.CancelScope | None = None
         """The scope of the model request in flight (a redirect or an interrupt cancels it)."""
         self.holds = 0
+        self.tools: trio.Event | None = None
+        """The running tool batch's redirect event: a redirect sets it (a foreground
+        command moves to the background, ``hermes/processes/yielded.py``)."""
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
 
 
@@ -166,6 +169,15 @@ class TurnInbox:
             self.status.request = None
 
     @contextmanager
+    def running_tools(self) -> Iterator[trio.Event]:
+        """While entered, a batch runs: a redirect sets the event given (its own)."""
+        self.status.tools = event = trio.Event()
+        try:
+            yield event
+        finally:
+            self.status.tools = None
+
+    @contextmanager
     def hold_interrupt(self) -> Iterator[None]:
         """While entered, a new prompt in ``interrupt`` busy mode is queued instead."""
         self.status.holds += 1
@@ -229,6 +241,8 @@ class TurnHandle:
         a steer) when none is in flight."""
         if self._status.request is None:
             self._send(text)
+            if self._status.tools is not None:
+                self._status.tools.set()
             return False
         self._send(Redirected(text))
         self._cut()

@@ -48,6 +48,9 @@ class ToolContext:
     progress: ProgressCallback | None = None
     interrupt: trio.Event | None = None
     """Set on a soft interrupt: running commands stop (exit 130), unstarted calls are skipped."""
+    redirect: trio.Event | None = None
+    """Set when the user redirects the turn while this batch runs: a foreground ``terminal``
+    command moves to the background (``[processes] background_on_redirect``)."""
     services: Mapping[type[Any], object] = attrs.field(factory=dict)
     guard: PathPolicy = attrs.field(factory=PathPolicy.from_environment)
     """The path policy every file-touching tool applies (``guard/``)."""

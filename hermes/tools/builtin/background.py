@@ -11,6 +11,10 @@
   when it ends (the watcher was started with ``notify_on_complete``; a wait
   that sees the end first turns the notice off). A soft interrupt kills it
   (exit 130) and a cancelled call kills it too, as in the foreground.
+
+And a plain foreground command moved here when the user redirects the turn
+while it runs (``RedirectMove``; ``hermes/processes/yielded.py``): it keeps
+running, and the answer is its output so far and its process id.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from hermes.processes.errors import ProcessError
 from hermes.processes.service import ProcessService
 from hermes.processes.state import ProcessInfo, WaitOutcome, WaitResult
+from hermes.procgroup import Handover
 from hermes.text import strip_ansi
 
 from ..base import ToolOutcome
@@ -42,6 +48,59 @@ def _service(ctx: ToolContext) -> ProcessService | None:
         return ctx.service(ProcessService)
     except LookupError:
         return None
+
+
+@attrs.define(slots=True, eq=False)
+class RedirectMove:
+    """``terminal``'s ``hand_over`` on a redirect: moves the command, keeps the answer."""
+
+    service: ProcessService
+    command: str
+    workdir: Path
+    ctx: ToolContext
+    info: ProcessInfo | None = None
+    error: str | None = None
+
+    async def __call__(self, handover: Handover) -> None:
+        try:
+            self.info = await self.service.take_foreground(
+                handover, command=self.command, cwd=str(self.workdir), env=self.ctx.env
+            )
+        except ProcessError as exc:
+            self.error = str(exc)
+
+    def moved(self, output: str, verdict: str, duration: float) -> ToolOutcome:
+        """The answer of a command now running in the background."""
+        info = self.info
+        assert info is not None
+        shown = strip_ansi(output).rstrip("\n") or "(no output yet)"
+        return ToolOutcome.ok(
+            f"{shown}\n[The user redirected the turn while this command ran, so it was moved "
+            f"to the background as {info.id} (pid {info.pid}) and keeps running. You will be "
+            f"notified when it finishes; use the process tool with process_id={info.id!r} to "
+            "poll, log, wait or kill it.]",
+            exit_code=None,
+            moved_to_background=True,
+            redirected=True,
+            process_id=info.id,
+            pid=info.pid,
+            duration=duration,
+            approval=verdict,
+        )
+
+    def refusal(self) -> str:
+        """The note of a command the registry did not take (it was stopped)."""
+        return f"[The command could not be moved to the background on the redirect: {self.error}]"
+
+
+def redirect_move(command: str, workdir: Path, ctx: ToolContext) -> RedirectMove | None:
+    """How a foreground command moves on a redirect; None: a redirect waits for it."""
+    if ctx.redirect is None:
+        return None
+    service = _service(ctx)
+    if service is None or not service.config.background_on_redirect:
+        return None
+    return RedirectMove(service, command, workdir, ctx)
 
 
 async def start_background(

@@ -26,6 +26,12 @@ runs a foreground command that, instead of being killed at its timeout, is
 left running in the background (the model is told its process id and notified
 when it ends). Without a process service in the context both answer with a
 clear error and run nothing.
+
+A redirect (``ctx.redirect`` set while a foreground command runs) moves the
+command to the background instead of waiting for it, as Hermes does, when
+``[processes] background_on_redirect`` is on (the default): it keeps running,
+and the answer is its output so far and its process id
+(``hermes/processes/yielded.py``). A soft interrupt still kills it.
 """
 
 from __future__ import annotations
@@ -212,6 +218,11 @@ class TerminalTool(Tool):
                 last_report = now
                 ctx.report("output", strip_ansi(capture.recent(1000)))
 
+        move = None
+        if ctx.redirect is not None:
+            from . import background as bg  # loads hermes.processes (and the store): late
+
+            move = bg.redirect_move(command, workdir, ctx)
         ledger = ctx.services.get(GroupLedger)
         slot = (
             ledger.slot(ctx.call_id, command, str(workdir))
@@ -229,6 +240,8 @@ class TerminalTool(Tool):
                 on_output=on_output,
                 grace=self.grace,
                 slot=slot,
+                yield_to=ctx.redirect if move is not None else None,
+                hand_over=move,
             )
         except OSError as exc:
             return ToolOutcome.error(
@@ -237,7 +250,11 @@ class TerminalTool(Tool):
             )
         except GroupNotRecorded as exc:
             return ToolOutcome.error(f"{exc}. Nothing was run.", ran=False)
-        return _format(result, timeout, decision.verdict.value)
+        verdict = decision.verdict.value
+        if move is not None and result.handed_over:
+            return move.moved(result.output, verdict, result.duration)
+        note = move.refusal() if move is not None and move.error is not None else None
+        return _format(result, timeout, verdict, note)
 
 
 def _inspect(
@@ -252,9 +269,11 @@ def _inspect(
     return runs_sudo_stdin(command), command_hits(command, workdir, guard), detach
 
 
-def _format(result: CommandResult, timeout: int, verdict: str) -> ToolOutcome:
+def _format(
+    result: CommandResult, timeout: int, verdict: str, refused: str | None = None
+) -> ToolOutcome:
     output = strip_ansi(result.output).rstrip("\n")
-    notes: list[str] = []
+    notes: list[str] = [refused] if refused else []
     if result.timed_out:
         exit_code = EXIT_TIMEOUT
         notes.append(f"[Command timed out after {timeout}s]")

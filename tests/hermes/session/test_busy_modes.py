@@ -251,7 +251,8 @@ async def test_interrupt_mode_during_tools_delivers_the_message_after_their_resu
     assert state.turn == 1
     last = request_messages(fake.message_requests[1])[-1]
     assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
-    assert "gate-open" in str(last["content"][0]["content"])
+    # the running command moved to the background (processes.background_on_redirect)
+    assert "moved to the background as proc_" in str(last["content"][0]["content"])
     assert "stop that, do this" in wire_texts(last)[0]
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]

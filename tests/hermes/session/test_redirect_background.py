@@ -1,0 +1,89 @@
+"""A redirect while a foreground command runs moves it to the background (issue 24,
+item 1; seeds #8, #13, #220); an interrupt still kills it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import trio
+
+from hermes.fake import FakeProvider, Reply, ToolUse
+from hermes.session import SessionHandle, TurnEnd
+from hermes.store import StoreClient
+
+from .control_helpers import gated, next_event, request_messages, turn_completed, wire_texts
+from .helpers import assert_valid
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def marker_then_gate(workdir: Path) -> str:
+    return f"echo started-marker; echo $$ > {workdir}/pid; " + gated("go", "echo gate-open")
+
+
+async def wait_for(path: Path) -> str:
+    while not path.exists() or not path.read_text().strip():  # noqa: ASYNC110 - a file
+        await trio.sleep(0.01)
+    return path.read_text().strip()
+
+
+async def test_a_redirect_moves_the_foreground_command_to_the_background(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", {"command": marker_then_gate(workdir)}, id="toolu_fg")),
+        Reply.of(ToolUse("process", {"action": "list"}, id="toolu_list")),
+        Reply.of("took the correction"),
+        Reply.of("noted the end"),  # the completion notice's turn
+    )
+    with trio.fail_after(30), session.subscribe() as sub:
+        await session.prompt("run it")
+        await next_event(sub, "ToolStarted")
+        pid = int(await wait_for(workdir / "pid"))
+        accepted = await session.prompt("actually, do the other thing")
+        done = await turn_completed(sub, 1)
+        assert alive(pid)  # still running after the turn took the correction
+        (workdir / "go").touch()
+        await turn_completed(sub, 2)  # the completion notice ran as a turn
+    assert accepted.how == "steered"
+    assert done.reason == TurnEnd.COMPLETED.value and done.text == "took the correction"
+    second = request_messages(fake.message_requests[1])[-1]
+    moved = str(second["content"][0]["content"])
+    assert "started-marker" in moved and "moved to the background as proc_" in moved
+    process_id = re.search(r"proc_\w+", moved).group(0)  # type: ignore[union-attr]
+    assert "actually, do the other thing" in wire_texts(second)[0]
+    listed = str(request_messages(fake.message_requests[2])[-1]["content"][0]["content"])
+    assert process_id in listed and "running" in listed
+    rows = await store.list_processes(session_id=session.id)
+    [row] = [r for r in rows if r.id == process_id]
+    assert row.status == "exited" and row.exit_code == 0 and row.pid == pid
+    assert not [r for r in rows if r.foreground]  # the foreground row was replaced
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    assert any("gate-open" in m.text() for m in transcript.messages if m.role == "user")
+
+
+async def test_an_interrupt_still_kills_the_foreground_command(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", {"command": marker_then_gate(workdir)}, id="toolu_fg"))
+    )
+    with trio.fail_after(30), session.subscribe() as sub:
+        await session.prompt("run it")
+        await next_event(sub, "ToolStarted")
+        pid = int(await wait_for(workdir / "pid"))
+        await session.interrupt("stop")
+        done = await turn_completed(sub, 1)
+    assert done.reason == TurnEnd.INTERRUPTED.value
+    assert not alive(pid)
+    transcript = await store.load(session.id)
+    assert "[Command interrupted]" in str(transcript.messages[2].content[0])
+    assert not await store.list_processes(session_id=session.id, foreground=False)
