@@ -212,7 +212,9 @@ def _serve(
         failure = os_failure(exc, "write the token", paths.token_file, "HERMES_RUNTIME_DIR")
         print(f"hermes daemon: {failure}", file=err)
         return 1
-    settings = Settings(config, paths, boot_id=secrets.token_hex(6), started_at=time.time())
+    settings = Settings(
+        config=config, paths=paths, boot_id=secrets.token_hex(6), started_at=time.time()
+    )
     tune_gc(GC_THRESHOLDS)
     gc_pauses()  # daemon.stats reports the collector's pauses from here on
     roots: list[ActorRef] = []

@@ -15,7 +15,7 @@ from .config import Config
 from .sessions_view import SessionsView
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, kw_only=True)
 class Settings:
     """The running configuration, shared by the daemon's actors; SIGHUP swaps ``config``."""
 

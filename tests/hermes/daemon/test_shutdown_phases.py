@@ -49,7 +49,7 @@ async def daemon_tree(root_dir: Path) -> AsyncIterator[tuple[ActorSystem, ActorR
     prepare_runtime_dir(paths.runtime_dir)
     prepare_data_dir(paths.data_dir)
     token = write_token(paths.token_file)
-    settings = Settings(config, paths, boot_id="test", started_at=time.time())
+    settings = Settings(config=config, paths=paths, boot_id="test", started_at=time.time())
     async with open_system("test", shutdown_timeout=30.0) as system:
         root = await system.spawn(
             build_root(settings, token, GatewayActor), name="hermes", shutdown=30.0
