@@ -28,10 +28,14 @@ def marker_then_gate(workdir: Path) -> str:
     return f"echo started-marker; echo $$ > {workdir}/pid; " + gated("go", "echo gate-open")
 
 
+def contents(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
 async def wait_for(path: Path) -> str:
-    while not path.exists() or not path.read_text().strip():  # noqa: ASYNC110 - a file
+    while not contents(path):  # noqa: ASYNC110 - a file
         await trio.sleep(0.01)
-    return path.read_text().strip()
+    return contents(path)
 
 
 async def test_a_redirect_moves_the_foreground_command_to_the_background(
