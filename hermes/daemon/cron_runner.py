@@ -38,6 +38,7 @@ from .estop import ESTOP_FILE
 from .job_tools import NEVER_IN_JOBS
 from .manager import Close, Create, ManagerClient
 from .settings import Settings
+from .siblings import siblings
 
 log = logging.getLogger("hermes.cron.runner")
 
@@ -125,13 +126,7 @@ def locate(settings: Settings) -> Locate:
     """What the daemon's scheduler finds when it starts: the store and the sessions."""
 
     def found(ctx: ActorContext) -> CronDeps:
-        parent = ctx.parent
-        assert parent is not None
-        root = parent.path.rsplit("/", 1)[0]
-        store = ctx.system.lookup(root + "/store")
-        sessions = ctx.system.lookup(root + "/sessions")
-        if store is None or sessions is None:
-            raise RuntimeError("the store and the sessions manager must start before cron")
+        store, sessions = siblings(ctx, "cron", "store", "sessions")
         manager = ManagerClient(sessions, view=settings.sessions_view)
         data_dir = settings.config.data_dir(settings.paths)
         allow = bool(settings.config.get("cron", "allow_agent_scheduling"))

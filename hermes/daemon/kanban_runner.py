@@ -21,6 +21,7 @@ from .job_tools import NEVER_IN_JOBS
 from .manager import Close, Create, ManagerClient
 from .providers import GetProviders
 from .settings import Settings
+from .siblings import siblings
 
 CLOSE_TIMEOUT = 15.0
 
@@ -43,14 +44,7 @@ def kanban_settings(settings: Settings) -> KanbanSettings:
 
 def locate(settings: Settings) -> Locate:
     async def found(ctx: ActorContext) -> BoardDeps:
-        parent = ctx.parent
-        assert parent is not None
-        root = parent.path.rsplit("/", 1)[0]
-        store = ctx.system.lookup(root + "/store")
-        sessions = ctx.system.lookup(root + "/sessions")
-        providers = ctx.system.lookup(root + "/providers")
-        if store is None or sessions is None or providers is None:
-            raise RuntimeError("the store, providers and sessions must start before kanban")
+        store, sessions, providers = siblings(ctx, "kanban", "store", "sessions", "providers")
         manager = ManagerClient(sessions, view=settings.sessions_view)
         found_providers = await providers.call(GetProviders(), timeout=10.0)
         board = kanban_settings(settings)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import attrs
 
-from actors import is_count, is_number
+from hermes.checks import count, flag, name, one_of, seconds
 
 LEFTOVER_POLICIES = ("kill", "list")
 """What a restarted daemon may do with the foreground commands a dead one left running."""
+
+LABEL = "process config"
+_count = count(LABEL)
+_seconds = seconds(LABEL, zero=True)
+_positive_seconds = seconds(LABEL)
+_flag = flag(LABEL)
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -21,73 +26,73 @@ class ProcessConfig:
     """
 
     # -- registry -----------------------------------------------------------------------
-    max_processes: int = 64
+    max_processes: int = attrs.field(default=64, validator=_count)
     """Processes a registry holds, running and finished; the oldest finished go first."""
-    finished_ttl: float = 1800.0
+    finished_ttl: float = attrs.field(default=1800.0, validator=_seconds)
     """Seconds a finished process stays listed (Hermes' ``FINISHED_TTL_SECONDS``)."""
-    prune_interval: float = 60.0
+    prune_interval: float = attrs.field(default=60.0, validator=_positive_seconds)
     """Seconds between sweeps for expired finished processes."""
-    shell: str = "bash"
+    shell: str = attrs.field(default="bash", validator=name(LABEL, "a program name"))
     """Commands run as ``<shell> -c COMMAND``."""
 
     # -- output ---------------------------------------------------------------------------
-    buffer_chars: int = 200_000
+    buffer_chars: int = attrs.field(default=200_000, validator=_count)
     """Rolling output buffer per process (Hermes' ``MAX_OUTPUT_CHARS``)."""
-    read_chunk: int = 65_536
+    read_chunk: int = attrs.field(default=65_536, validator=_count)
     """Bytes read from the output pipe at a time (never by line)."""
-    poll_tail: int = 1000
+    poll_tail: int = attrs.field(default=1000, validator=_count)
     """Characters of recent output a poll returns."""
-    log_limit: int = 10_000
+    log_limit: int = attrs.field(default=10_000, validator=_count)
     """Characters a log page holds by default."""
-    max_line: int = 4096
+    max_line: int = attrs.field(default=4096, validator=_count)
     """A line longer than this is cut for pattern matching (output without newlines)."""
 
     # -- stopping -----------------------------------------------------------------------
-    kill_grace: float = 1.0
+    kill_grace: float = attrs.field(default=1.0, validator=_seconds)
     """Seconds between SIGTERM and SIGKILL to the group."""
-    kill_wait: float = 2.0
+    kill_wait: float = attrs.field(default=2.0, validator=_seconds)
     """Seconds to wait for the group to vanish after SIGKILL (and for the leader's reaping)."""
-    drain_timeout: float = 1.0
+    drain_timeout: float = attrs.field(default=1.0, validator=_seconds)
     """Seconds to wait for the output pipe's end after the group is gone (an escaped holder)."""
 
     # -- watching -------------------------------------------------------------------------
-    pattern_interval: float = 15.0
+    pattern_interval: float = attrs.field(default=15.0, validator=_seconds)
     """At most one pattern notice per process per this many seconds."""
-    pattern_strikes: int = 3
+    pattern_strikes: int = attrs.field(default=3, validator=_count)
     """Consecutive windows with dropped matches that disable pattern watching."""
-    pattern_lifetime: int = 8
+    pattern_lifetime: int = attrs.field(default=8, validator=_count)
     """Pattern notices per process lifetime; then watching stops."""
-    event_lines: int = 20
+    event_lines: int = attrs.field(default=20, validator=_count)
     """Matching lines a pattern notice carries."""
-    event_chars: int = 2000
+    event_chars: int = attrs.field(default=2000, validator=_count)
     """Characters a pattern notice carries."""
-    notice_tail: int = 2000
+    notice_tail: int = attrs.field(default=2000, validator=_count)
     """Characters of final output a completion notice carries."""
-    breaker_limit: int = 15
+    breaker_limit: int = attrs.field(default=15, validator=_count)
     """Notices delivered by the whole registry within ``breaker_period``; one more trips it."""
-    breaker_period: float = 10.0
-    breaker_cooldown: float = 30.0
+    breaker_period: float = attrs.field(default=10.0, validator=_seconds)
+    breaker_cooldown: float = attrs.field(default=30.0, validator=_seconds)
     """Seconds notices are held once the breaker trips; then one summary."""
 
     # -- calls ----------------------------------------------------------------------------
-    wait_max: float = 180.0
+    wait_max: float = attrs.field(default=180.0, validator=_seconds)
     """Longest ``wait`` (Hermes caps it at ``TERMINAL_TIMEOUT``)."""
-    write_timeout: float = 5.0
+    write_timeout: float = attrs.field(default=5.0, validator=_seconds)
     """Seconds a stdin write may block (the process does not read) before stdin is closed."""
-    max_write: int = 65_536
+    max_write: int = attrs.field(default=65_536, validator=_count)
     """Bytes one stdin write may carry."""
-    store_timeout: float = 5.0
+    store_timeout: float = attrs.field(default=5.0, validator=_positive_seconds)
     """Timeout of each checkpoint write to the store."""
-    adopted_poll: float = 1.0
+    adopted_poll: float = attrs.field(default=1.0, validator=_positive_seconds)
     """Seconds between liveness checks of a process adopted after a restart."""
 
     # -- redirects -----------------------------------------------------------------------
-    background_on_redirect: bool = True
+    background_on_redirect: bool = attrs.field(default=True, validator=_flag)
     """A redirect that arrives while a foreground ``terminal`` command runs moves it to
     the background (Hermes: seeds #8, #13, #220); False: the turn waits for it."""
 
     # -- after a crash ----------------------------------------------------------------------
-    leftover_commands: str = "kill"
+    leftover_commands: str = attrs.field(default="kill", validator=one_of(LABEL, LEFTOVER_POLICIES))
     """Foreground tool commands a dead daemon left running, found at the next start:
     ``kill`` their groups, or ``list`` them (``hermes orphans``) and leave them alone."""
 
@@ -95,60 +100,6 @@ class ProcessConfig:
     estop: Path | None = None
     """The emergency stop's file (``hermes pause``; not a config key): while it exists
     notices are held, not delivered (``hold.py``); the processes run on."""
-
-    def __attrs_post_init__(self) -> None:
-        counts = (
-            "max_processes",
-            "buffer_chars",
-            "read_chunk",
-            "poll_tail",
-            "log_limit",
-            "max_line",
-            "pattern_strikes",
-            "pattern_lifetime",
-            "event_lines",
-            "event_chars",
-            "notice_tail",
-            "breaker_limit",
-            "max_write",
-        )
-        for name in counts:
-            value = getattr(self, name)
-            if not is_count(value) or value < 1:
-                raise ValueError(f"ProcessConfig.{name} must be an int >= 1, got {value!r}")
-        seconds = (
-            "finished_ttl",
-            "prune_interval",
-            "kill_grace",
-            "kill_wait",
-            "drain_timeout",
-            "pattern_interval",
-            "breaker_period",
-            "breaker_cooldown",
-            "wait_max",
-            "write_timeout",
-            "store_timeout",
-            "adopted_poll",
-        )
-        for name in seconds:
-            value = getattr(self, name)
-            if not is_number(value) or not 0 <= value < math.inf:
-                raise ValueError(f"ProcessConfig.{name} must be seconds >= 0, got {value!r}")
-        for name in ("prune_interval", "adopted_poll", "store_timeout"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"ProcessConfig.{name} must be > 0, got {getattr(self, name)!r}")
-        if self.leftover_commands not in LEFTOVER_POLICIES:
-            raise ValueError(
-                "ProcessConfig.leftover_commands must be one of "
-                f"{', '.join(LEFTOVER_POLICIES)}, got {self.leftover_commands!r}"
-            )
-        if type(self.background_on_redirect) is not bool:
-            raise ValueError(
-                "ProcessConfig.background_on_redirect must be true or false, "
-                f"got {self.background_on_redirect!r}"
-            )
-        if not isinstance(self.shell, str) or not self.shell:
-            raise ValueError(f"ProcessConfig.shell must be a program name, got {self.shell!r}")
 
     @property
     def stop_budget(self) -> float:

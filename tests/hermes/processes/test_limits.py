@@ -27,7 +27,9 @@ def test_defaults_are_hermes_numbers() -> None:
     assert (c.breaker_limit, c.breaker_period, c.breaker_cooldown) == (15, 10, 30)
     assert (c.event_lines, c.event_chars, c.notice_tail, c.wait_max) == (20, 2000, 2000, 180)
     for bad in ({"max_processes": 0}, {"kill_grace": -1}, {"wait_max": math.inf}, {"shell": ""}):
-        with pytest.raises(ValueError, match="ProcessConfig"):
+        ((key, value),) = bad.items()
+        expected = rf"^process config {key}: expected .*, got {value!r}$"
+        with pytest.raises(ValueError, match=expected):
             ProcessConfig(**bad)
 
 
