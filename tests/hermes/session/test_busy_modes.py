@@ -243,9 +243,10 @@ async def test_interrupt_mode_during_tools_delivers_the_message_after_their_resu
         await session.prompt("start")
         await next_event(sub, "ToolStarted")
         accepted = await session.prompt("stop that, do this")
-        (workdir / "go").touch()
         done = await turn_completed(sub, 1)
         state = await session.state()
+        # the moved command ends only now: its completion notice may start a turn of its own
+        (workdir / "go").touch()
     assert (accepted.how, accepted.turn) == ("steered", 1)  # no request in flight: its next seam
     assert done.reason == TurnEnd.COMPLETED.value and done.text == "moved on"
     assert state.turn == 1
