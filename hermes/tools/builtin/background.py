@@ -12,9 +12,13 @@
   that sees the end first turns the notice off). A soft interrupt kills it
   (exit 130) and a cancelled call kills it too, as in the foreground.
 
-And a plain foreground command moved here when the user redirects the turn
-while it runs (``RedirectMove``; ``hermes/processes/yielded.py``): it keeps
-running, and the answer is its output so far and its process id.
+A redirect (the user corrects the turn while its tools run; ``[processes]
+background_on_redirect``) moves a running command to the background at once,
+with the same answer in both cases (``redirected``: its output so far, its
+process id and the redirect note): a plain foreground command is handed to
+the registry (``RedirectMove``; ``hermes/processes/yielded.py``), and an
+``on_timeout="background"`` command, already under a watcher, is simply no
+longer waited for (its completion notice still follows).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import trio
 
 from hermes.processes.errors import ProcessError
 from hermes.processes.service import ProcessService
-from hermes.processes.state import ProcessInfo, WaitOutcome, WaitResult
+from hermes.processes.state import LogResult, ProcessInfo, WaitOutcome, WaitResult
 from hermes.procgroup import Handover
 from hermes.text import strip_ansi
 
@@ -71,34 +75,41 @@ class RedirectMove:
 
     def moved(self, output: str, verdict: str, duration: float) -> ToolOutcome:
         """The answer of a command now running in the background."""
-        info = self.info
-        assert info is not None
-        shown = strip_ansi(output).rstrip("\n") or "(no output yet)"
-        return ToolOutcome.ok(
-            f"{shown}\n[The user redirected the turn while this command ran, so it was moved "
-            f"to the background as {info.id} (pid {info.pid}) and keeps running. You will be "
-            f"notified when it finishes; use the process tool with process_id={info.id!r} to "
-            "poll, log, wait or kill it.]",
-            exit_code=None,
-            moved_to_background=True,
-            redirected=True,
-            process_id=info.id,
-            pid=info.pid,
-            duration=duration,
-            approval=verdict,
-        )
+        assert self.info is not None
+        return redirected(self.info, output, verdict, duration)
 
     def refusal(self) -> str:
         """The note of a command the registry did not take (it was stopped)."""
         return f"[The command could not be moved to the background on the redirect: {self.error}]"
 
 
+def redirected(info: ProcessInfo, output: str, verdict: str, duration: float) -> ToolOutcome:
+    """The answer of a command a redirect moved to the background (it keeps running)."""
+    shown = strip_ansi(output).rstrip("\n") or "(no output yet)"
+    return ToolOutcome.ok(
+        f"{shown}\n[The user redirected the turn while this command ran, so it was moved "
+        f"to the background as {info.id} (pid {info.pid}) and keeps running. You will be "
+        f"notified when it finishes; use the process tool with process_id={info.id!r} to "
+        "poll, log, wait or kill it.]",
+        exit_code=None,
+        moved_to_background=True,
+        redirected=True,
+        process_id=info.id,
+        pid=info.pid,
+        duration=duration,
+        approval=verdict,
+    )
+
+
+def _yield_to(ctx: ToolContext, service: ProcessService) -> trio.Event | None:
+    """The event a redirect sets, if it moves commands here; None: a redirect waits."""
+    return ctx.redirect if service.config.background_on_redirect else None
+
+
 def redirect_move(command: str, workdir: Path, ctx: ToolContext) -> RedirectMove | None:
     """How a foreground command moves on a redirect; None: a redirect waits for it."""
-    if ctx.redirect is None:
-        return None
     service = _service(ctx)
-    if service is None or not service.config.background_on_redirect:
+    if service is None or _yield_to(ctx, service) is None:
         return None
     return RedirectMove(service, command, workdir, ctx)
 
@@ -146,7 +157,8 @@ async def run_movable(
     verdict: str,
     progress_interval: float = 0.5,
 ) -> ToolOutcome:
-    """A foreground run that moves to the background at its timeout instead of dying."""
+    """A foreground run that moves to the background at its timeout instead of dying, or
+    at once on a redirect."""
     service = _service(ctx)
     if service is None:
         return ToolOutcome.error(NO_SERVICE, ran=False, reason="no_process_service")
@@ -159,8 +171,12 @@ async def run_movable(
         return ToolOutcome.error(str(exc), ran=False)
     settled = False
     try:
-        waited = await _wait_reporting(service, info, timeout, ctx, progress_interval)
-        if waited.outcome is WaitOutcome.INTERRUPTED:
+        redirect = _yield_to(ctx, service)
+        waited = await _wait_reporting(service, info, timeout, ctx, progress_interval, redirect)
+        if waited is None and not ctx.interrupted:  # redirected: it runs on
+            settled = True
+            return await _redirected(service, info.id, verdict, started)
+        if waited is None or waited.outcome is WaitOutcome.INTERRUPTED:
             await service.kill(info.id)
             settled = True
             return await _answer(service, info.id, verdict, started, interrupted=True)
@@ -178,12 +194,22 @@ async def run_movable(
 
 
 async def _wait_reporting(
-    service: ProcessService, info: ProcessInfo, timeout: int, ctx: ToolContext, interval: float
-) -> WaitResult:
-    """Wait up to ``timeout`` (in waits of at most ``wait_max``), reporting output meanwhile."""
+    service: ProcessService,
+    info: ProcessInfo,
+    timeout: int,
+    ctx: ToolContext,
+    interval: float,
+    redirect: trio.Event | None = None,
+) -> WaitResult | None:
+    """Wait up to ``timeout`` (in waits of at most ``wait_max``), reporting output meanwhile;
+    None if ``redirect`` was set first (the process runs on)."""
     deadline = trio.current_time() + timeout
     result: WaitResult | None = None
     error: ProcessError | None = None
+
+    async def yield_on(event: trio.Event, scope: trio.CancelScope) -> None:
+        await event.wait()
+        scope.cancel()
 
     async def report() -> None:
         last = ""
@@ -200,19 +226,42 @@ async def _wait_reporting(
     async with trio.open_nursery() as nursery:
         if ctx.progress is not None:
             nursery.start_soon(report)
-        try:
-            while True:
-                left = deadline - trio.current_time()
-                result = await service.wait(info.id, max(left, 0.0), interrupt=ctx.interrupt)
-                if result.outcome is not WaitOutcome.TIMEOUT or left <= service.config.wait_max:
-                    break
-        except ProcessError as exc:
-            error = exc  # raised bare below, not wrapped in the nursery's group
+        with trio.CancelScope() as waiting:
+            if redirect is not None:
+                nursery.start_soon(yield_on, redirect, waiting)
+            try:
+                while True:
+                    left = deadline - trio.current_time()
+                    result = await service.wait(info.id, max(left, 0.0), interrupt=ctx.interrupt)
+                    if result.outcome is not WaitOutcome.TIMEOUT or left <= service.config.wait_max:
+                        break
+            except ProcessError as exc:
+                error = exc  # raised bare below, not wrapped in the nursery's group
         nursery.cancel_scope.cancel()
     if error is not None:
         raise error
+    if waiting.cancelled_caught:
+        return None
     assert result is not None
     return result
+
+
+async def _redirected(
+    service: ProcessService, process_id: str, verdict: str, started: float
+) -> ToolOutcome:
+    """A redirect came first: the output so far and the note, or (ended meanwhile) its end."""
+    result = await service.log(process_id, 0, service.config.buffer_chars)
+    if result.info.finished:
+        return _answer_of(result, verdict, started)
+    return redirected(result.info, _output_of(result), verdict, time.monotonic() - started)
+
+
+def _output_of(result: LogResult) -> str:
+    page = result.page
+    output = strip_ansi(page.text).rstrip("\n")
+    if page.skipped:
+        output = f"[... first {page.skipped:,} characters of output dropped ...]\n{output}"
+    return output
 
 
 async def _answer(
@@ -225,11 +274,15 @@ async def _answer(
 ) -> ToolOutcome:
     """The finished command, answered as the foreground terminal answers."""
     result = await service.log(process_id, 0, service.config.buffer_chars)
-    info, page = result.info, result.page
-    output = strip_ansi(page.text).rstrip("\n")
+    return _answer_of(result, verdict, started, interrupted=interrupted)
+
+
+def _answer_of(
+    result: LogResult, verdict: str, started: float, *, interrupted: bool = False
+) -> ToolOutcome:
+    info = result.info
+    output = _output_of(result)
     notes = []
-    if page.skipped:
-        output = f"[... first {page.skipped:,} characters of output dropped ...]\n{output}"
     if interrupted:
         exit_code = EXIT_INTERRUPTED
         notes.append("[Command interrupted]")
@@ -248,7 +301,7 @@ async def _answer(
             "duration": time.monotonic() - started,
             "output_bytes": info.output_chars,
             "approval": verdict,
-            "process_id": process_id,
+            "process_id": info.id,
         },
     )
 

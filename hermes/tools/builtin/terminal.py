@@ -30,8 +30,10 @@ clear error and run nothing.
 A redirect (``ctx.redirect`` set while a foreground command runs) moves the
 command to the background instead of waiting for it, as Hermes does, when
 ``[processes] background_on_redirect`` is on (the default): it keeps running,
-and the answer is its output so far and its process id
-(``hermes/processes/yielded.py``). A soft interrupt still kills it.
+and the answer is its output so far and its process id. A plain command is
+handed over (``hermes/processes/yielded.py``); an ``on_timeout="background"``
+one, under a watcher from its start, is no longer waited for. A soft
+interrupt still kills either. A promoted command is a background one already.
 """
 
 from __future__ import annotations

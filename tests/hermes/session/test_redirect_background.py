@@ -91,3 +91,63 @@ async def test_an_interrupt_still_kills_the_foreground_command(
     transcript = await store.load(session.id)
     assert "[Command interrupted]" in str(transcript.messages[2].content[0])
     assert not await store.list_processes(session_id=session.id, foreground=False)
+
+
+async def test_a_redirect_moves_an_on_timeout_background_command_at_once(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    """``on_timeout="background"``: under a watcher from its start, and no longer waited
+    for once the user redirects (not kept until its 300 s timeout)."""
+    call = {"command": marker_then_gate(workdir), "timeout": 300, "on_timeout": "background"}
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", call, id="toolu_fg")),
+        Reply.of(ToolUse("process", {"action": "list"}, id="toolu_list")),
+        Reply.of("took the correction"),
+        Reply.of("noted the end"),  # the completion notice's turn
+    )
+    with trio.fail_after(60), session.subscribe() as sub:
+        await session.prompt("run it")
+        await next_event(sub, "ToolStarted")
+        pid = int(await wait_for(workdir / "pid"))
+        redirected_at = trio.current_time()
+        accepted = await session.prompt("actually, do the other thing")
+        done = await turn_completed(sub, 1)
+        took = trio.current_time() - redirected_at
+        assert alive(pid)  # still running after the turn took the correction
+        (workdir / "go").touch()
+        await turn_completed(sub, 2)  # the completion notice ran as a turn
+    assert took < 60 < 300  # the fail_after: far from the command's timeout
+    assert accepted.how == "steered"
+    assert done.reason == TurnEnd.COMPLETED.value and done.text == "took the correction"
+    second = request_messages(fake.message_requests[1])[-1]
+    moved = str(second["content"][0]["content"])
+    assert "started-marker" in moved  # the output so far
+    assert "The user redirected the turn while this command ran" in moved
+    assert "moved to the background as proc_" in moved and "timed out" not in moved
+    process_id = re.search(r"proc_\w+", moved).group(0)  # type: ignore[union-attr]
+    assert "actually, do the other thing" in wire_texts(second)[0]
+    listed = str(request_messages(fake.message_requests[2])[-1]["content"][0]["content"])
+    assert process_id in listed and "running" in listed
+    rows = await store.list_processes(session_id=session.id)
+    [row] = [r for r in rows if r.id == process_id]
+    assert row.status == "exited" and row.exit_code == 0 and row.pid == pid
+    transcript = await store.load(session.id)
+    assert_valid(transcript)
+    assert any("gate-open" in m.text() for m in transcript.messages if m.role == "user")
+
+
+async def test_an_interrupt_still_kills_an_on_timeout_background_command(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    call = {"command": marker_then_gate(workdir), "timeout": 300, "on_timeout": "background"}
+    fake.enqueue(Reply.of(ToolUse("terminal", call, id="toolu_fg")))
+    with trio.fail_after(60), session.subscribe() as sub:
+        await session.prompt("run it")
+        await next_event(sub, "ToolStarted")
+        pid = int(await wait_for(workdir / "pid"))
+        await session.interrupt("stop")
+        done = await turn_completed(sub, 1)
+    assert done.reason == TurnEnd.INTERRUPTED.value
+    assert not alive(pid)
+    transcript = await store.load(session.id)
+    assert "[Command interrupted]" in str(transcript.messages[2].content[0])
