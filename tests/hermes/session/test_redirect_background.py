@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
+import attrs
+import pytest
 import trio
 
+from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
-from hermes.session import SessionHandle, TurnEnd
+from hermes.processes import ProcessConfig
+from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
 from hermes.store import StoreClient
 
 from .control_helpers import gated, next_event, request_messages, turn_completed, wire_texts
@@ -151,3 +156,31 @@ async def test_an_interrupt_still_kills_an_on_timeout_background_command(
     assert not alive(pid)
     transcript = await store.load(session.id)
     assert "[Command interrupted]" in str(transcript.messages[2].content[0])
+
+
+@pytest.mark.parametrize("extra", [{}, {"timeout": 300, "on_timeout": "background"}])
+async def test_with_background_on_redirect_off_a_redirect_waits_for_the_command(
+    system: ActorSystem,
+    config: SessionConfig,
+    deps: SessionDeps,
+    fake: FakeProvider,
+    workdir: Path,
+    extra: dict[str, Any],
+) -> None:
+    off = attrs.evolve(deps, processes=ProcessConfig(background_on_redirect=False))
+    session = await start_session(system, config, off)
+    call = {"command": marker_then_gate(workdir), **extra}
+    fake.enqueue(Reply.of(ToolUse("terminal", call, id="toolu_fg")), Reply.of("after it ended"))
+    with trio.fail_after(60), session.subscribe() as sub:
+        await session.prompt("run it")
+        await next_event(sub, "ToolStarted")
+        await wait_for(workdir / "pid")
+        accepted = await session.prompt("actually, do the other thing")
+        (workdir / "go").touch()  # only now can the command end (and the turn go on)
+        done = await turn_completed(sub, 1)
+    assert accepted.how == "steered" and done.text == "after it ended"
+    second = request_messages(fake.message_requests[1])[-1]
+    result = str(second["content"][0]["content"])
+    assert "gate-open" in result and "[exit code: 0]" in result  # it was waited for
+    assert "moved to the background" not in result
+    assert "actually, do the other thing" in wire_texts(second)[0]
