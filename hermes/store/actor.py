@@ -38,20 +38,23 @@ small write it carries, and a session makes four per turn. So whoever spawns
 the store can hand a ``StoreLane`` to both the actor and its clients (as
 Erlang hands out an ETS table: shared access under the owner's rules, the
 owner keeping the table's life). It is the store's one direct-call lane, and
-its rules are these. A client runs a small write (one that ``runs_inline``)
-synchronously in its own task, on the actor's inline connection, only while
-the actor is idle with an empty mailbox and no pending group, so requests
-stay in arrival order and never meet a worker-thread transaction. A writer
-first claims the lane and yields once (a trio checkpoint, shielded from
-cancellation): every other writer that is ready meanwhile finds the lane
-claimed, marks it contended and goes to the mailbox, and so does the claimer
-when it resumes to a contended lane. Writers that are ready together are a
-burst (a mass cancel settling a hundred transcripts at once), and the mailbox
-commits a burst as one group; a lone writer runs its write as soon as it
-resumes. What the actor would do after a lane write (drop a broken
-connection, index) it is told to do by a message to itself; a checkpoint goes
-to its checkpointer. The actor attaches itself to the lane while its
-connection is open, so a restarted store is attached again.
+its rules are these. A client runs small writes (those that ``runs_inline``)
+synchronously in a caller's own task, on the actor's inline connection, only
+while the actor is idle with an empty mailbox and no pending group, so
+requests stay in arrival order and never meet a worker-thread transaction. A
+writer that finds no group open opens one and yields once (a trio checkpoint,
+shielded from cancellation): every other writer that is ready meanwhile
+joins it and waits (shielded too: the group runs at the opener's next step).
+The opener, resuming, runs the group as one transaction (each write in its
+own savepoint, as the actor's groups) and hands each writer its outcome; a
+writer that was alone commits alone. Writers that are ready together are a
+burst (fifty sessions streaming, a mass cancel settling a hundred
+transcripts), and a burst is one commit without a mailbox round trip. If the
+store got busy meanwhile, every writer of the group goes to the mailbox. What
+the actor would do after a lane write (drop a broken connection, index) it
+is told to do by a message to itself; a checkpoint goes to its checkpointer.
+The actor attaches itself to the lane while its connection is open, so a
+restarted store is attached again.
 
 **Full-text index in batches.** A message write only queues its row for the
 index (schema version 6); the actor sends itself ``IndexPending`` (run in the
@@ -179,46 +182,73 @@ def _broken(db: Database) -> bool:
     return db.broken is not None
 
 
+class _Gathering:
+    """The small writes that meet in the lane during one scheduler pass."""
+
+    __slots__ = ("done", "outcomes", "requests")
+
+    def __init__(self, first: Request[Any]) -> None:
+        self.requests: list[Request[Any]] = [first]
+        self.outcomes: list[outcome.Outcome[Any]] | None = None
+        """Set once the group ran; None while it waits, or if the store was busy by then."""
+        self.done = trio.Event()
+
+
+GATHER_LIMIT = 256
+"""Most writes one lane group takes; the writers beyond it go to the mailbox."""
+
+
 class StoreLane:
-    """Small writes in the caller's own task while the store is idle: the store's one
-    direct-call lane (its rules are in the module doc).
+    """Small writes in the callers' own tasks while the store is idle, several ready
+    writers in one commit: the store's one direct-call lane (its rules are in the
+    module doc).
 
     Made by whoever spawns the store and given to the ``StoreActor`` and to its
     ``StoreClient``s; the actor attaches itself while its connection is open.
     """
 
-    __slots__ = ("_claimed", "_contended", "_owner")
+    __slots__ = ("_gathering", "_owner")
 
     def __init__(self) -> None:
         self._owner: StoreActor | None = None
-        self._claimed = False
-        """A writer holds the lane (it yields once before it writes)."""
-        self._contended = False
-        """Another writer was ready while the lane was claimed: a burst."""
+        self._gathering: _Gathering | None = None
+        """The group a writer opened and runs when it resumes (after one yield)."""
 
     @property
     def attached(self) -> bool:
         return self._owner is not None
 
     async def run(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
-        """The outcome of ``request`` run now in this task, or None: send it to the
-        mailbox instead (the store is busy, or other writers are ready too)."""
+        """The outcome of ``request`` run now in this task or in the task of a writer
+        ready beside it (one commit for them all), or None: send it to the mailbox
+        instead (the store is busy)."""
         owner = self._owner
         if owner is None or not owner.may_run_now(request):
             return None
-        if self._claimed:
-            self._contended = True  # the claimer sees it and goes to the mailbox too
-            return None
-        self._claimed = True
-        try:
-            # Let every other ready task run first: a writer among them is a burst.
-            await trio.lowlevel.cancel_shielded_checkpoint()
-            owner = self._owner
-            if self._contended or owner is None:
+        gathering = self._gathering
+        if gathering is not None:
+            if len(gathering.requests) >= GATHER_LIMIT:
                 return None
-            return owner.run_now(request)
+            index = len(gathering.requests)
+            gathering.requests.append(request)
+            # Bounded: the writer that opened the group runs it at its next step,
+            # and a write that joined a group is finished like any that started.
+            with trio.CancelScope(shield=True):
+                await gathering.done.wait()
+            return None if gathering.outcomes is None else gathering.outcomes[index]
+        gathering = self._gathering = _Gathering(request)
+        try:
+            # Let every other ready task run first: the writers among them join.
+            await trio.lowlevel.cancel_shielded_checkpoint()
         finally:
-            self._claimed = self._contended = False
+            self._gathering = None
+        try:
+            owner = self._owner
+            if owner is not None:
+                gathering.outcomes = owner.run_now(gathering.requests)
+        finally:
+            gathering.done.set()
+        return None if gathering.outcomes is None else gathering.outcomes[0]
 
 
 class StoreActor(Actor):
@@ -253,6 +283,11 @@ class StoreActor(Actor):
         """The WAL outgrew ``WAL_LIMIT_PAGES``: the next ``_Upkeep`` checkpoints."""
         self.reopened = 0
         """How many times a dropped connection was opened again."""
+        self.commits = 0
+        """Transactions the small writes ran in (inline, by the lane or the actor): a
+        group is one, however many writes it carries."""
+        self.grouped = 0
+        """Small writes that shared their transaction with others."""
 
     async def on_start(self) -> None:
         self._db = await self._open("open")
@@ -289,27 +324,41 @@ class StoreActor(Actor):
             or not runs_inline(request)
         )
 
-    def run_now(self, request: Request[Any]) -> outcome.Outcome[Any] | None:
-        """Run a small write in the caller's task, or None if that would break the
+    def run_now(self, requests: list[Request[Any]]) -> list[outcome.Outcome[Any]] | None:
+        """Run small writes in the caller's task, in one transaction (each request in
+        its own savepoint when there are several), or None if that would break the
         store's rules (see "The lane" in the module doc)."""
         db = self._db
-        if db is None or not self.may_run_now(request):
+        if db is None or not all(self.may_run_now(request) for request in requests):
             return None
         self._serving = True
         try:
-            self._count_written(request)
+            for request in requests:
+                self._count_written(request)
+            if len(requests) > 1:
+                return [
+                    outcome.Value(value) if ok else outcome.Error(value)
+                    for ok, value in self._run_group(db, requests)
+                ]
+            self.commits += 1
             try:
-                return outcome.Value(db.run_inline(request))
+                return [outcome.Value(db.run_inline(requests[0]))]
             except StoreError as exc:
-                return outcome.Error(exc)
+                return [outcome.Error(exc)]
             except Exception as exc:
-                return outcome.Error(self._unexpected(request, exc))
+                return [outcome.Error(self._unexpected(requests[0], exc))]
         finally:
             self._serving = False
             self._checkpoint_if_due(db)
             if _broken(db) and not self._upkeep_queued:
                 with suppress(MailboxFull):  # full: the next request does it anyway
                     self._upkeep_queued = self.ctx.self.cast_nowait(_UPKEEP)
+
+    def _run_group(self, db: Database, requests: list[Request[Any]]) -> list[tuple[bool, Any]]:
+        """Several small writes in one transaction on the inline connection (counted)."""
+        self.commits += 1
+        self.grouped += len(requests)
+        return db.run_inline_group(requests)
 
     async def _receive(self, message: Any) -> Any:
         if message is _UPKEEP:
@@ -407,7 +456,7 @@ class StoreActor(Actor):
             for request, reply in group:
                 await self._answer(request, reply)
             return
-        outcomes = db.run_inline_group([request for request, _ in group])
+        outcomes = self._run_group(db, [request for request, _ in group])
         for (_, reply), (ok, value) in zip(group, outcomes, strict=True):
             if ok:
                 reply.send(value)
@@ -476,6 +525,7 @@ class StoreActor(Actor):
             if request.writes:
                 # Not bounded by the caller's deadline: a write that started is
                 # finished and committed even if the caller stopped waiting.
+                self.commits += 1
                 try:
                     return await db.run(request)
                 finally:

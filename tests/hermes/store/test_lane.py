@@ -18,6 +18,7 @@ from hermes.store import (
     SessionEnded,
     StoreActor,
     StoreClient,
+    StoreError,
     StoreLane,
     StoreUnavailable,
 )
@@ -42,11 +43,19 @@ class CountingTarget:
 async def laned(
     system: ActorSystem, store_dir: Path
 ) -> tuple[StoreClient, CountingTarget, ActorRef]:
+    store, target, ref, _ = await laned_actor(system, store_dir)
+    return store, target, ref
+
+
+async def laned_actor(
+    system: ActorSystem, store_dir: Path
+) -> tuple[StoreClient, CountingTarget, ActorRef, StoreActor]:
     lane = StoreLane()
-    ref = await system.spawn(StoreActor(store_dir, None, lane), name="store")
+    actor = StoreActor(store_dir, None, lane)
+    ref = await system.spawn(actor, name="store")
     target = CountingTarget(ref)
     assert lane.attached
-    return StoreClient(target, lane=lane), target, ref
+    return StoreClient(target, lane=lane), target, ref, actor
 
 
 async def test_an_idle_store_takes_small_writes_without_its_mailbox(
@@ -116,24 +125,67 @@ async def test_a_write_waits_behind_the_request_the_store_is_serving(
     assert sorted(order) == ["appended", "load saw 0"]
 
 
-async def test_a_burst_of_writes_goes_through_the_mailbox(
+async def test_a_burst_of_writes_commits_once_in_the_lane(
     system: ActorSystem, store_dir: Path
 ) -> None:
-    store, target, _ = await laned(system, store_dir)
+    store, target, _, actor = await laned_actor(system, store_dir)
     infos = [await store.create_session(model="m") for _ in range(20)]
+    await store.end_session(infos[7].id, "already over")  # its append fails, alone
     assert target.sent == []
+    commits = actor.commits
+    results: dict[int, object] = {}
+
+    async def append(i: int) -> None:
+        try:
+            results[i] = await store.append(infos[i].id, Message.user("settled"), expected_seq=0)
+        except StoreError as exc:
+            results[i] = exc
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            for i in range(20):
+                nursery.start_soon(append, i)
+    # Twenty writers ready at once: one transaction, run in the lane, no mailbox.
+    assert target.sent == []
+    assert actor.commits == commits + 1
+    assert actor.grouped == 20
+    assert isinstance(results[7], SessionEnded)
+    for i, info in enumerate(infos):
+        expected = () if i == 7 else (Message.user("settled"),)
+        assert (await store.load(info.id)).messages == expected, i
+
+
+async def test_a_group_whose_store_got_busy_goes_to_the_mailbox(
+    system: ActorSystem, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, target, _ = await laned(system, store_dir)
+    infos = [await store.create_session(model="m") for _ in range(5)]
+    gate = trio.Event()
+    run = Database.run
+
+    async def held_load(self: Database, request: Request) -> Any:
+        if isinstance(request, LoadSession):
+            await gate.wait()
+        return await run(self, request)
+
+    monkeypatch.setattr(Database, "run", held_load)
 
     async def append(session_id: str) -> None:
-        await store.append(session_id, Message.user("settled"), expected_seq=0)
+        await store.append(session_id, Message.user("later"), expected_seq=0)
+
+    async def load() -> None:
+        await store.load(infos[0].id)
 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             for info in infos:
                 nursery.start_soon(append, info.id)
-    # Twenty writers ready at once: grouped by the actor, not run one by one.
-    assert target.sent.count("append") >= 19
+            nursery.start_soon(load)  # reaches the mailbox while the group gathers
+            await trio.testing.wait_all_tasks_blocked()
+            assert sorted(target.sent) == ["append"] * 5 + ["load"]
+            gate.set()
     for info in infos:
-        assert (await store.load(info.id)).messages == (Message.user("settled"),)
+        assert (await store.load(info.id)).messages == (Message.user("later"),)
 
 
 async def test_a_stopped_store_leaves_its_lane(system: ActorSystem, store_dir: Path) -> None:
