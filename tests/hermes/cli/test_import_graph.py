@@ -7,6 +7,7 @@ same click entry point as ``hermes``; the interpreter then lists its modules.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,30 @@ def test_the_daemon_itself_loads_what_the_probe_forbids() -> None:
     assert run.returncode == 0, run.stderr
     loaded = set(run.stdout.split())
     assert [name for name in DAEMON_ONLY if name not in loaded] == []
+
+
+def test_the_curator_commands_never_import_the_sdk(tmp_path: Path) -> None:
+    """``hermes curator`` reads skill files only: the tools, and so the SDK, stay unloaded."""
+    env = {
+        **os.environ,
+        "HERMES_DATA_DIR": str(tmp_path / "data"),
+        "HERMES_RUNTIME_DIR": str(tmp_path / "run"),
+        "HERMES_CONFIG": str(tmp_path / "none.toml"),
+    }
+    commands = [["curator", "status"], ["curator", "status", "--json"]]
+    out = tmp_path / "probe.json"
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(commands), str(out)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_BOUND,
+    )
+    assert run.returncode == 0, run.stderr
+    probe = json.loads(out.read_text())
+    assert probe["codes"] == [0, 0], run.stderr
+    assert "hermes.cli.curator_commands" in probe["modules"]
+    assert "hermes.skills" in probe["modules"]
+    sdk = [m for m in probe["modules"] if m == "anthropic" or m.startswith("anthropic.")]
+    assert sdk == [], f"the curator loaded the SDK: {sdk[:5]}"
