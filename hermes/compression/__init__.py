@@ -15,7 +15,7 @@ from hermes.compression.marker import (
     summary_block_text,
 )
 from hermes.compression.plan import CompactionPlan, finish_plan, plan_compaction
-from hermes.compression.policy import CompressionPolicy, Decision
+from hermes.compression.policy import CompressionPolicy, Decision, FailureState
 from hermes.compression.prune import PruneResult, prune_tool_results
 from hermes.compression.settings import (
     CompressionSettings,
@@ -43,6 +43,7 @@ __all__ = [
     "CompressionSettings",
     "ContextMeter",
     "Decision",
+    "FailureState",
     "GarbageSummary",
     "PruneResult",
     "Split",

@@ -19,6 +19,10 @@
   saving enough ends it. A forced ``/compress`` always runs (and its outcome counts).
 - Attempts: at most ``max_attempts_per_turn`` automatic compactions started
   per turn (``note_attempt`` at the start of each, ``begin_turn`` resets).
+- Across restarts: ``failure_state`` is what the session keeps of its summary
+  failures (the cooldown's deadline, the counters, the hold; seed #196 keeps
+  them on the session row), ``restore_failures`` puts it back; both on this
+  policy's clock (the session converts to wall-clock time for the store).
 
 Record only passes that finished (an interrupted pass says nothing about thrash).
 """
@@ -47,6 +51,24 @@ class Decision:
         return self.compact
 
 
+@attrs.frozen(slots=True, kw_only=True)
+class FailureState:
+    """A policy's summary-failure state: what a restarted session must get back."""
+
+    until: float | None = None
+    """The cooldown's end on the policy's clock (None: none set)."""
+    failures: int = 0
+    climbs: tuple[tuple[SummaryFailure, int], ...] = ()
+    """The laddered classes' counters, in the order of ``SummaryFailure``."""
+    held: bool = False
+    overloads: int = 0
+
+    @property
+    def clear(self) -> bool:
+        """Nothing to keep: no failure since the last model summary."""
+        return self == FailureState()
+
+
 @attrs.define
 class CompressionPolicy:
     settings: CompressionSettings = attrs.field(factory=CompressionSettings)
@@ -72,6 +94,26 @@ class CompressionPolicy:
     def copy(self) -> CompressionPolicy:
         """A policy of its own with the same state: its per-class counters are not shared."""
         return attrs.evolve(self, climbs=dict(self.climbs))
+
+    def failure_state(self) -> FailureState:
+        """The summary-failure state to keep across restarts (see the module docstring)."""
+        order = list(SummaryFailure)
+        climbs = sorted(self.climbs.items(), key=lambda item: order.index(item[0]))
+        return FailureState(
+            until=self.cooldown_until,
+            failures=self.failures,
+            climbs=tuple(climbs),
+            held=self.held,
+            overloads=self.overloads,
+        )
+
+    def restore_failures(self, state: FailureState) -> None:
+        """Take back a kept ``failure_state`` (its ``until`` already on this clock)."""
+        self.cooldown_until = state.until
+        self.failures = state.failures
+        self.climbs = dict(state.climbs)
+        self.held = state.held
+        self.overloads = state.overloads
 
     def begin_turn(self) -> None:
         self.attempts = 0

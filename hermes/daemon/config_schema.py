@@ -229,6 +229,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "session": {
         "cwd": Key("", _optional_str, "tools' working directory ('' = the daemon's)", reload=True),
         "busy_mode": Key("interrupt", _choice(*BUSY_MODES), "prompt mid-turn", reload=True),
+        "crossed_reply": Key(
+            "hermes",
+            _choice("hermes", "marked"),
+            "a reply cut by a redirect or an interrupt: Hermes' shape, or kept marked",
+            reload=True,
+        ),
         "max_iterations": Key(
             500, _int(1), "tool steps per turn, then one grace call (seed #180)", reload=True
         ),

@@ -233,6 +233,7 @@ class SessionsManager(Actor):
             recovery=RecoveryPolicy(cycles=config.get("model", "auto_recovery_cycles")),
             max_iterations=config.get("session", "max_iterations"),
             busy_mode=BusyMode(busy or config.get("session", "busy_mode")),
+            crossed_reply=config.get("session", "crossed_reply"),
             approval_timeout=config.get("session", "approval_timeout"),
             yolo=config.get("session", "yolo"),
             # the offline demo model cannot judge commands: the person answers

@@ -3,6 +3,7 @@
 | module | one job |
 |---|---|
 | ``config.py`` | ``SessionConfig`` and ``BusyMode`` |
+| ``crossed.py`` | ``CrossedReply``: what a reply cut by a redirect or interrupt leaves |
 | ``session.py`` | ``SessionActor``: owns the conversation, takes prompts and verbs |
 | ``turn.py`` | ``TurnActor``: one turn's loop, a one-shot task (model calls, steers) |
 | ``batch.py`` | ``TurnBatches``: a turn's tool batches, their results stored as they land |
@@ -23,6 +24,7 @@ from .children import ChildHost, ChildOwner, HostedChildren
 from .config import BusyMode, SessionConfig
 from .control import TurnUsage
 from .conversation import Conversation, open_tool_uses
+from .crossed import CrossedReply
 from .deps import SessionDeps
 from .errors import (
     InvalidInput,
@@ -69,6 +71,7 @@ __all__ = [
     "Close",
     "Compress",
     "Conversation",
+    "CrossedReply",
     "EventHub",
     "HostedChildren",
     "Interrupt",

@@ -87,7 +87,7 @@ class TurnBatches:
     async def run(self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]) -> None:
         """Run one reply's tool uses and persist their results (and pending steers)."""
         calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
-        registry = self.deps.registry
+        registry = self.deps.keeper.tool_set  # the set this reply's request offered
         if self._unknown_streak.observe((c.name for c in calls), registry.names()):
             detail = f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
             self.stop = (TurnEnd.UNKNOWN_TOOLS, detail)
@@ -168,7 +168,7 @@ class TurnBatches:
 
     async def _run_calls(self, calls: list[ToolCall], collector: BatchCollector) -> None:
         """Run one batch of calls in tool workers, results into ``collector``."""
-        config, registry = self.deps.config, self.deps.registry
+        config, registry = self.deps.config, self.deps.keeper.tool_set
         policy = BatchPolicy(
             call_timeout=config.call_timeout,
             max_parallel=config.max_parallel_tools,

@@ -16,6 +16,8 @@ from hermes.review import ReviewSettings
 from hermes.stopgates import StopSettings
 from hermes.tools import OutputBudget
 
+from .crossed import CrossedReply
+
 
 class BusyMode(enum.Enum):
     """What a new prompt does when it arrives while a turn is running."""
@@ -55,6 +57,18 @@ def _busy_mode(value: BusyMode | str) -> BusyMode:
         ) from None
 
 
+def _crossed_reply(value: CrossedReply | str) -> CrossedReply:
+    if isinstance(value, CrossedReply):
+        return value
+    try:
+        return CrossedReply(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in CrossedReply)
+        raise ValueError(
+            f"session config crossed_reply: expected one of {choices}, got {value!r}"
+        ) from None
+
+
 @attrs.frozen(slots=True, kw_only=True)
 class SessionConfig:
     """Everything a session needs to know besides its collaborators."""
@@ -76,6 +90,8 @@ class SessionConfig:
     #180)."""
     busy_mode: BusyMode = attrs.field(default=BusyMode.INTERRUPT, converter=_busy_mode)
     queue_limit: int = attrs.field(default=32, validator=_count)
+    crossed_reply: CrossedReply = attrs.field(default=CrossedReply.HERMES, converter=_crossed_reply)
+    """What a reply cut by a redirect or an interrupt leaves (``crossed.py``, seed #154)."""
     call_timeout: float = attrs.field(default=420.0, validator=_positive)
     """Default deadline of one tool call, in seconds (Hermes' 420; ``[tools] deadline``)."""
     output_budget: OutputBudget = attrs.field(factory=OutputBudget)

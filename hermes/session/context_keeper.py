@@ -4,7 +4,9 @@ One ``ContextKeeper`` per session, owned as the conversation is: a running
 turn works on its own ``copy()`` (made at its spawn) and gives it back in its
 task's value, which the session adopts; what the session asks of it meanwhile
 (``/compress``, a changed tool list) reaches the turn as messages
-(``control.py``). Only its owner calls it, so no lock is needed.
+(``control.py``). Only its owner calls it, so no lock is needed. It holds the
+tool set the prompt is built for (``tool_set``, a ``ToolSnapshot``): what a
+turn offers and runs.
 
 - **Measuring:** after each reply the real prompt size is anchored
   (``observe``); in between, what was appended since is estimated. Each
@@ -27,6 +29,9 @@ task's value, which the session adopts; what the session asks of it meanwhile
   message kept, any other (or an automatic one during the cooldown after
   failures) is replaced by the deterministic static summary
   (``hermes.compression.failures``).
+- **Kept:** a compaction that changed the summary-failure state (a failure
+  started or climbed a cooldown, a model summary cleared it) writes it on the
+  session's row (``cooldown_record.py``), so a restart keeps the cooldown.
 - **Commit:** replacing the rows (the store archives the old ones), rebuilding
   the system prompt (the memory snapshot is re-read) and resetting the meter is
   one shielded, time-bounded step: the transcript is never half-compacted.
@@ -47,6 +52,7 @@ from hermes.compression import (
     CompressionPolicy,
     CompressionSettings,
     ContextMeter,
+    FailureState,
     estimate_tokens,
     finish_plan,
     plan_compaction,
@@ -56,16 +62,19 @@ from hermes.compression import (
 from hermes.compression.actor import Compressor, SummaryResult
 from hermes.model import Message, ModelClient, TextBlock, ToolSpec, Usage
 from hermes.store import CompactionRecord, StoreError
+from hermes.tools import ToolRegistry, ToolSnapshot
 
 from . import events as ev
 from .conversation import Conversation
+from .cooldown_record import keep_cooldown
 from .prompt_record import pinned_order
 from .task_child import TaskChild
 
 log = logging.getLogger(__name__)
 
-SystemBuilder = Callable[[], tuple[TextBlock, ...]]
-"""Builds the system prompt (re-reading the memory snapshot): at start and after a compaction."""
+SystemBuilder = Callable[[ToolRegistry], tuple[TextBlock, ...]]
+"""Builds the system prompt for a tool set (re-reading the memory snapshot): at start, after
+a compaction, and for a changed tool set."""
 
 SUMMARY_CALL_MARGIN = 5.0
 """Seconds beyond the summary timeout before the owner gives up on a compressor."""
@@ -110,7 +119,7 @@ class ContextKeeper:
         model: str,
         context_window: int,
         max_tokens: int,
-        tools: tuple[ToolSpec, ...],
+        tools: ToolSnapshot,
         hub: ev.EventHub,
         build_system: SystemBuilder,
         commit_timeout: float,
@@ -120,11 +129,13 @@ class ContextKeeper:
         self.model = model
         self.context_window = context_window
         self.max_tokens = max_tokens
-        self.tools = tools
+        self.tool_set = tools
+        """The tools the prompt is built for: what a turn offers and runs (a value)."""
+        self.tools = tools.specs()
         self.hub = hub
-        self.build_system = build_system
+        self._build = build_system
         self.commit_timeout = commit_timeout
-        self.system = build_system()
+        self.system = build_system(tools)
         """The system prompt: byte-identical between compactions, so the cached prefix holds."""
         self.meter = ContextMeter()
         self.policy = CompressionPolicy(settings)
@@ -145,8 +156,9 @@ class ContextKeeper:
         twin.policy = self.policy.copy()
         return twin
 
-    def offered(self, live: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
-        """The tool list to send: ``live``, in the stored order if one is pinned."""
+    def offered(self) -> tuple[ToolSpec, ...]:
+        """The tool list to send: ``tool_set``'s, in the stored order if one is pinned."""
+        live = self.tools
         if self.tool_order is None:
             return live
         if self._offered is not None and self._offered[0] is live:
@@ -155,9 +167,16 @@ class ContextKeeper:
         self._offered = (live, arranged)
         return arranged
 
-    def retool(self, tools: tuple[ToolSpec, ...], stable: TextBlock) -> None:
-        """The tool list changed: its specs, and the system prompt's new stable tier."""
-        self.tools = tools
+    def build_system(self) -> tuple[TextBlock, ...]:
+        """A fresh system prompt for ``tool_set`` (the memory snapshot re-read)."""
+        return self._build(self.tool_set)
+
+    def retool(self, tools: ToolSnapshot, stable: TextBlock | None = None) -> None:
+        """The tool set changed: it, and the system prompt's stable tier built for it
+        (``stable``, or built here); the other tiers stay as they were."""
+        self.tool_set, self.tools = tools, tools.specs()
+        if stable is None:
+            stable = self._build(tools)[0]
         self.system = (stable, *self.system[1:])
 
     # -- measuring -----------------------------------------------------------------------
@@ -249,6 +268,7 @@ class ContextKeeper:
             self.hub.publish(ev.CompactionSkipped(turn, trigger, reason))
             return None
         self.policy.note_attempt()
+        failures = self.policy.failure_state()
         self.hub.publish(ev.CompactionStarted(turn, trigger, before))
         try:
             summary = await self._summarised(plan, owner, forced)
@@ -258,6 +278,7 @@ class ContextKeeper:
         if summary.aborted:  # every message kept; automatic compaction holds off a while
             self.policy.record_abort(trio.current_time())
             await self._charge(conv, summary.usage)
+            await self._keep_failures(conv, failures)
             self.hub.publish(ev.CompactionSkipped(turn, trigger, summary.detail))
             return None
         messages, method, detail = summary.messages, summary.method, summary.detail
@@ -293,6 +314,7 @@ class ContextKeeper:
             return None
         self.requested = None  # a /compress waiting for the next step is answered too
         self.policy.record(before, after, method, summary.failed, trio.current_time())
+        await self._keep_failures(conv, failures)
         archive = record.archive_id
         done = Compacted(
             method, before, after, count, len(messages), archive, detail, summary.usage
@@ -315,6 +337,15 @@ class ContextKeeper:
                 await conv.store.add_usage(conv.session_id, usage)
             except StoreError as error:
                 log.warning("session %s: charging a summary's usage: %s", conv.session_id, error)
+
+    async def _keep_failures(self, conv: Conversation, before: FailureState) -> None:
+        """Write the summary-failure state on the session's row if it changed (shielded)."""
+        state = self.policy.failure_state()
+        if state == before:
+            return
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.commit_timeout
+            await keep_cooldown(conv.store, conv.session_id, state, self.commit_timeout)
 
     async def _after_failed_commit(self, conv: Conversation, planned: Sequence[Message]) -> None:
         """Reload the transcript after a commit that failed or did not answer (shielded).

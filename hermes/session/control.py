@@ -20,9 +20,10 @@ the session and the turn; what crosses goes through single-owner channels:
   request in flight, interrupt holds), read by the session for its instant
   answers (``redirected`` or ``steered``; whether a new prompt may interrupt
   now), as ``hermes.subagents.ledger.Activity`` is for subagents.
-- ``/compress`` and a change of the tool list go into a third channel
+- ``/compress`` and a change of the tool set go into a third channel
   (``CompressAsk``, ``ToolsChanged``) that the turn applies to its own
-  ``ContextKeeper`` copy before each request.
+  ``ContextKeeper`` copy before each request: a changed tool set is a new
+  ``ToolSnapshot`` (a value), offered and run from that request on.
 - Once the turn's task has exited, the channels' remains are the session's:
   the handle reads them through its own receive ends (``leftovers``,
   ``leftover_asks``); until then only the turn receives.
@@ -41,7 +42,8 @@ from contextlib import contextmanager, suppress
 import attrs
 import trio
 
-from hermes.model import TextBlock, ToolSpec
+from hermes.model import TextBlock
+from hermes.tools import ToolSnapshot
 
 from .errors import QueueFull
 
@@ -85,10 +87,11 @@ class CompressAsk:
 
 @attrs.frozen(slots=True)
 class ToolsChanged:
-    """The session's tool list changed (an MCP server turned on or off): the specs and the
-    stable tier of the system prompt built for them, from the turn's next request on."""
+    """The session's tool set changed (an MCP server added or removed tools, or was turned
+    on or off here): the new set and the stable tier of the system prompt built for it,
+    offered and run from the turn's next request on."""
 
-    tools: tuple[ToolSpec, ...]
+    tools: ToolSnapshot
     stable: TextBlock
 
 
@@ -262,9 +265,9 @@ class TurnHandle:
         except trio.WouldBlock:
             raise QueueFull(f"{ASK_CAPACITY} requests are already waiting for this turn") from None
 
-    def tools_changed(self, tools: tuple[ToolSpec, ...], stable: TextBlock) -> None:
-        """Tell the turn the tool list changed (the session applies it again at the turn's
-        end, so one that finds the channel full is not lost)."""
+    def tools_changed(self, tools: ToolSnapshot, stable: TextBlock) -> None:
+        """Tell the turn the tool set changed (the session compares again at the turn's
+        end, so one that finds the channel full is not lost, only late)."""
         with suppress(trio.WouldBlock):
             self._asks.send_nowait(ToolsChanged(tools, stable))
 

@@ -23,7 +23,11 @@ cancel, approval answers and new prompts are handled at once:
   cancel still finds the mailbox free). The ``ContextKeeper`` holds the system
   prompt, the context meter and the compaction policy across turns; a turn
   works on its own copy and gives it back, and a ``/compress`` or a changed
-  tool list reaches a running turn as a message (``control.py``);
+  tool set reaches a running turn as a message (``control.py``);
+- **tools**: a turn offers and runs a ``ToolSnapshot`` of the session's view
+  of the shared registry (``tool_view.py``); when an MCP server adds or removes
+  tools there (``RegistryChanged``) or is switched here (``SetMcpServer``), the
+  running turn gets the new snapshot for its next request (``turns.py``);
 - **background review** (``reviews.py``): after every N completed user turns
   a reviewer child saves what is worth remembering; any new input or control
   verb kills it first.
@@ -46,6 +50,7 @@ import attrs
 from actors import (
     ActorRef,
     Down,
+    ExitReason,
     MailboxConfig,
     MailboxFull,
     Overflow,
@@ -61,6 +66,7 @@ from . import events as ev
 from .approvals import ApprovalBroker
 from .children import ChildOwner, SubagentLink
 from .config import BusyMode, SessionConfig
+from .cooldown_record import restore_cooldown
 from .deps import SessionDeps
 from .errors import (
     InvalidInput,
@@ -105,7 +111,7 @@ from .startup import (
     review_host,
     tool_services,
 )
-from .tool_view import SessionTools
+from .tool_view import RegistryChanged, SessionTools
 from .tree import start_services
 from .turn import StartCompaction
 from .turns import RunningTurn, TurnOwner
@@ -147,6 +153,8 @@ class SessionActor(TurnOwner):
         self.deps = deps
         self.tools = SessionTools(deps.registry)
         """The shared tools as this session sees them (minus the MCP servers it turned off)."""
+        self._watch_key = object()
+        """Its watch on the shared registry (``_sync_tools``)."""
         self.session_id = session_id
         self._given_hub = hub
         self.turn_number = 0
@@ -171,11 +179,12 @@ class SessionActor(TurnOwner):
             self.hub, config.approval_timeout, unattended=config.unattended
         )
         # A function of values, not a bound method: the keeper must not hold the actor
-        # (that made every closed session cyclic garbage).
+        # (that made every closed session cyclic garbage). It builds for a tool set.
         build = functools.partial(
-            session_system_prompt, config, self.tools, deps.memory, BlockedNotices(self.hub)
+            session_system_prompt, config, memory=deps.memory, report=BlockedNotices(self.hub)
         )
-        self.keeper = context_keeper(config, deps, self.tools, self.hub, build)
+        self.keeper = context_keeper(config, deps, self.tools.snapshot(), self.hub, build)
+        self._sync_tools()  # watch the shared registry from now on
         self.prompts = PromptRecord(
             deps.store, session_id, config.model, str(config.cwd), config.store_timeout
         )
@@ -183,7 +192,9 @@ class SessionActor(TurnOwner):
         if stored is not None:
             self.keeper.system = stored.blocks
             self.keeper.tool_order = tuple(t.name for t in stored.tools or ()) or None
-        await self.prompts.keep(self.keeper.system, self.keeper.offered(self.tools.specs()))
+        await self.prompts.keep(self.keeper.system, self.keeper.offered())
+        if self.conversation.messages:  # a summary failure's cooldown still runs (seed #196)
+            await restore_cooldown(self.keeper.policy, deps.store, session_id, config.store_timeout)
         self.reviews = review_host(config, deps, self.hub, _charge_to(self))
         self.reviews.resume(self.conversation.messages)  # seed #261
         self.services, self.processes = await start_services(
@@ -207,17 +218,15 @@ class SessionActor(TurnOwner):
     def _set_mcp_server(self, server: str, on: bool) -> tuple[str, ...]:
         """Offer (or stop offering) an MCP server's tools here; the servers now off.
 
-        When the set changes, the stable tier of the system prompt is rebuilt with
-        the tools' guidance as it now is (the tool list changed, so the cached
-        prefix is new anyway); the other tiers stay as they were.
+        When the set changes, the keeper and a running turn get the new tool set
+        and the stable tier of the system prompt rebuilt for it (``_sync_tools``).
         """
         if self.tools.set_server(server, on):
-            self._retool()
-            running = self._running
-            if running is not None:  # the turn's keeper is its own: tell it
-                running.retooled = True
-                running.handle.tools_changed(self.keeper.tools, self.keeper.system[0])
+            self._sync_tools()
         return tuple(sorted(self.tools.off))
+
+    async def on_stop(self, reason: ExitReason) -> None:
+        self.tools.unwatch(self._watch_key)  # the shared registry must not keep it
 
     async def _start_children(self) -> None:
         """The subagents' supervisor, if this session hosts any; its services go to the tools."""
@@ -248,6 +257,8 @@ class SessionActor(TurnOwner):
                 await self._machine_input(message)
             case GoalWake() | LoopTick():
                 await self.goals.signal(message)
+            case RegistryChanged():
+                self._sync_tools()
             case ReviewDue():
                 if self.reviews.due(message):
                     await self._start_review(message.turn)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from hermes.memory import LiveMemory, MemoryService
-from hermes.model import Message, TextBlock, Usage
+from hermes.model import Message, Usage
 from hermes.processes import (
     ForegroundLedger,
     ProcessService,
@@ -29,16 +29,16 @@ from hermes.tools import (
     ApprovalSession,
     CheckpointService,
     ModelJudge,
+    ToolSnapshot,
     Unattended,
 )
 
 from . import events as ev
 from .config import SessionConfig
-from .context_keeper import ContextKeeper
+from .context_keeper import ContextKeeper, SystemBuilder
 from .conversation import Conversation, open_tool_uses
 from .deps import SessionDeps
 from .reviews import ReviewHost
-from .tool_view import SessionTools
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +158,9 @@ def tool_services(
 def context_keeper(
     config: SessionConfig,
     deps: SessionDeps,
-    tools: SessionTools,
+    tools: ToolSnapshot,
     hub: ev.EventHub,
-    build_system: Callable[[], tuple[TextBlock, ...]],
+    build_system: SystemBuilder,
 ) -> ContextKeeper:
     """The keeper of the session's system prompt, context meter and compaction policy."""
     return ContextKeeper(
@@ -169,7 +169,7 @@ def context_keeper(
         model=config.model,
         context_window=config.context_window,
         max_tokens=config.max_tokens,
-        tools=tools.specs(),
+        tools=tools,
         hub=hub,
         build_system=build_system,
         commit_timeout=config.store_timeout,

@@ -8,14 +8,42 @@ hidden (a tool's server is its ``mcp_server`` attribute). With nothing off,
 sends is the very one every other session sends; otherwise it is rebuilt
 only when the shared registry or the set changes, so it stays the same
 tuple (and the same bytes) between changes.
+
+Only the session reads it. A turn gets ``snapshot()``, a ``ToolSnapshot``
+(the same object until the view changes), and each later one as a
+``ToolsChanged`` message; the session learns of a change of the shared
+registry by ``watch`` (``RegistryChanged`` in its mailbox, ``registry_sink``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
 
+import attrs
+
+from actors import ActorRef, MailboxFull
 from hermes.model.types import ToolSpec
-from hermes.tools import Tool, ToolRegistry
+from hermes.tools import Tool, ToolRegistry, ToolSnapshot
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen(slots=True)
+class RegistryChanged:
+    """Cast to a session when the shared registry's tool set changed (once per burst)."""
+
+
+def registry_sink(session: ActorRef, session_id: str) -> Callable[[], None]:
+    """Called in the task that changed the registry: tell the session's mailbox."""
+
+    def notify() -> None:
+        try:
+            session.cast_nowait(RegistryChanged())
+        except MailboxFull:  # its next turn looks again (``TurnOwner._sync_tools``)
+            log.warning("session %s: mailbox full, a tool list change waits", session_id)
+
+    return notify
 
 
 def mcp_server_of(tool: Tool) -> str | None:
@@ -34,6 +62,7 @@ class SessionTools(ToolRegistry):
         self._seen: tuple[tuple[ToolSpec, ...], frozenset[str]] | None = None
         self._view: dict[str, Tool] = {}
         self._view_specs: tuple[ToolSpec, ...] = ()
+        self._snap: ToolSnapshot | None = None
 
     def set_server(self, name: str, on: bool) -> bool:
         """Turn server ``name``'s tools on or off for this session; whether the set changed."""
@@ -75,11 +104,26 @@ class SessionTools(ToolRegistry):
         self._refresh()
         return self._view_specs
 
+    def snapshot(self) -> ToolSnapshot:
+        """The view as it is now, as a value (the same object until it changes)."""
+        if not self.off:
+            return self.base.snapshot()
+        self._refresh()
+        if self._snap is None or self._snap.specs() is not self._view_specs:
+            self._snap = ToolSnapshot(self._view.values(), self._view_specs)
+        return self._snap
+
     def register(self, tool: Tool, *, replace: bool = False) -> None:
         self.base.register(tool, replace=replace)
 
     def unregister(self, name: str) -> None:
         self.base.unregister(name)
+
+    def watch(self, key: object, notify: Callable[[], None]) -> None:
+        self.base.watch(key, notify)
+
+    def unwatch(self, key: object) -> None:
+        self.base.unwatch(key)
 
     def subset(
         self, names: Iterable[str] | None = None, *, toolsets: Iterable[str] | None = None

@@ -10,7 +10,11 @@ and go round again, until the model answers without tools, the iteration
 budget is spent (one final tool-less call), a guardrail halts the turn, or it
 is interrupted. Each reply first goes through the reply ladders (cut, empty
 and looping replies) and a failing provider through auto-recovery cycles:
-the model side is ``TurnModel`` (``turn_model.py``).
+the model side is ``TurnModel`` (``turn_model.py``). Its tools are a value:
+the ``ToolSnapshot`` its keeper holds, replaced by the session's
+``ToolsChanged`` messages before a request; a batch runs with the set its
+reply's request offered (a tool removed since is called through what it was
+given, and answers for itself: an MCP tool whose server is gone says so).
 
 Before each request the session's ``ContextKeeper`` may compact the
 transcript (threshold reached, ``/compress`` asked for, or the provider said
@@ -43,7 +47,7 @@ from actors import ExitKind, MailboxConfig, Overflow, Task
 from hermes.model import ModelClient, ModelError, TextBlock, Usage
 from hermes.stopgates import LateChecks, StopGates, StopNudged
 from hermes.store import StoreError
-from hermes.tools import ToolContext, ToolRegistry
+from hermes.tools import ToolContext
 
 from . import events as ev
 from .approvals import ApprovalBroker
@@ -62,10 +66,10 @@ class TurnDeps:
 
     config: SessionConfig
     client: ModelClient
-    registry: ToolRegistry
     keeper: ContextKeeper
     """System prompt, context meter and compaction: the turn's own copy, given back in
-    its ``TurnDone``."""
+    its ``TurnDone``. Its ``tool_set`` (a ``ToolSnapshot``) is what the turn offers and
+    runs; a change comes as a ``ToolsChanged`` message, applied before the next request."""
     hub: ev.EventHub
     tools_ctx: ToolContext
     approvals: ApprovalBroker
@@ -243,7 +247,7 @@ class TurnActor(TurnModel, Task[TurnDone]):
         """The final answer passes the stop gates (``hermes.stopgates``), or the turn goes on
         with a gate's nudge as the next user message (the answer stays, as an interim one)."""
         messages = self.conv.messages[self.first_seq :]
-        offered = bool(self.deps.registry.specs())
+        offered = bool(self.deps.keeper.tools)
         nudge = await self._stops.check(self._final_text, messages, offered)
         if nudge is None:
             self._end = TurnEnd.COMPLETED

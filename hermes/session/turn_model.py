@@ -9,7 +9,8 @@ auto-recovery cycles when the provider keeps failing
 (``hermes.model.recovery``; each wait is a ``RecoveryWaiting`` event, and a
 soft interrupt or redirect ends it at once, since it runs inside the
 request's scope). While a reply streams, ``RunawayWatch`` cuts a text or a
-tool call's arguments that run away into repetition.
+tool call's arguments that run away into repetition. What a reply cut by a
+redirect or an interrupt leaves in the transcript is ``crossed.py``'s (seed #154).
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ from . import events as ev
 from .batch import steer_block
 from .control import CompressAsk, ToolsChanged, TurnInbox
 from .conversation import Conversation
+from .crossed import (
+    LOOPED,
+    PLACEHOLDER,
+    REDIRECT_MARK,
+    REDIRECT_RESTARTS,
+    CrossedReply,
+    correction,
+    looped,
+)
 from .ladders import (
     CONTINUE_NUDGE,
     EMPTY_NUDGE,
@@ -62,8 +72,6 @@ from .outcome import TurnEnd
 
 if TYPE_CHECKING:
     from .turn import TurnDeps
-
-REDIRECT_MARK = "[Correction from the user; the previous reply was cut short: {text}]"
 
 
 class TurnModel:
@@ -96,6 +104,8 @@ class TurnModel:
         self._runaway: Runaway | None = None
         self._voided = ""
         """Text an attempt of the current call streamed before it failed (and was retried)."""
+        self._restarts = 0
+        """Requests reissued for redirects in this turn (``REDIRECT_RESTARTS``)."""
 
     async def _reply(self, tool_choice: str | None = None) -> ModelResponse | None:
         """One reply through the ladders (``ladders.py``); None when they ended the turn."""
@@ -175,7 +185,7 @@ class TurnModel:
             messages=tuple(self.conv.messages),
             max_tokens=ladder.max_tokens,
             system=self.deps.keeper.system,
-            tools=self.deps.keeper.offered(self.deps.registry.specs()),
+            tools=self.deps.keeper.offered(),
             thinking_budget=config.thinking_budget,
             tool_choice=tool_choice,  # type: ignore[arg-type]
         )
@@ -239,25 +249,26 @@ class TurnModel:
                     if error.hints.should_compress and await self._keep_context(overflow=True):
                         continue  # compacted: the same request again, shorter
                     raise
-            if not scope.cancelled_caught:
+            crossed = [] if scope.cancelled_caught else self._crossed()
+            if not scope.cancelled_caught and not crossed:
                 self._partial = []
-                # A redirect that came as the reply finished is too late to cut it: it
-                # stays in the steer channel, where the next seam takes it as a steer.
                 return response
+            if crossed:  # the reply finished as a redirect came: dropped, but paid for
+                self._usage = self._usage + response.usage
             runaway, self._runaway = self._runaway, None
-            redirects = self.controls.take_redirects()
+            redirects = crossed or self.controls.take_redirects()
             calm = not redirects and not self.controls.interrupted
             if runaway is not None and calm:
                 self._partial = []  # a loop is dropped, never kept
                 return runaway
-            marker = "redirected" if redirects and not self.controls.interrupted else "interrupted"
-            await self._commit_partial(marker)
+            text_loop = runaway is not None and not runaway.tool
             if not redirects or self.controls.interrupted:
+                await self._keep_interrupted(text_loop)
                 self.undelivered.extend(redirects)
                 return None
-            text = "\n".join(redirects)
-            seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
-            self.deps.hub.publish(ev.SteerDelivered(self.number, text, seq))
+            if not await self._keep_redirected("\n".join(redirects), text_loop):
+                self.undelivered.extend(redirects)
+                return None
 
     def _on_model_event(self, event: ModelEvent) -> None:
         hub = self.deps.hub
@@ -326,6 +337,66 @@ class TurnModel:
                 self.number, response.usage, self._usage, context, keeper.percent(context)
             )
         )
+
+    def _crossed(self) -> list[str]:
+        """The redirects that came as the reply finished (too late to cut it). Hermes
+        drops that reply and rebuilds from the correction; ``MARKED`` (and an interrupted
+        turn) leaves them in the steer channel, where the next seam takes them as steers."""
+        if self.deps.config.crossed_reply is CrossedReply.MARKED or self.controls.interrupted:
+            return []
+        return self.controls.take_redirects()
+
+    async def _keep_interrupted(self, text_loop: bool) -> None:
+        """A soft interrupt cut the reply: keep what was streamed (``crossed.py``)."""
+        if self.deps.config.crossed_reply is CrossedReply.MARKED:
+            await self._commit_partial("interrupted")
+            return
+        visible = "".join(self._partial).strip()
+        self._partial = []
+        if not visible or not self.conv.ends_with("user"):
+            return
+        if looped(visible, text_loop):
+            await self.conv.append(Message("assistant", (TextBlock(PLACEHOLDER),)))
+            self._final_text = LOOPED  # the loop itself is never shown again
+            return
+        seq = await self.conv.append(Message("assistant", (TextBlock(visible),)))
+        self._final_text = visible
+        hub = self.deps.hub
+        hub.publish(ev.MessageCompleted(self.number, seq, "assistant", visible, "interrupted", 0))
+
+    async def _keep_redirected(self, text: str, text_loop: bool) -> bool:
+        """A redirect cut the reply: keep it and add the correction (``crossed.py``);
+        False when the turn has reissued its requests ``REDIRECT_RESTARTS`` times."""
+        hub = self.deps.hub
+        if self.deps.config.crossed_reply is CrossedReply.MARKED:
+            await self._commit_partial("redirected")
+            seq = await self.conv.add_user_blocks([TextBlock(REDIRECT_MARK.format(text=text))])
+            hub.publish(ev.SteerDelivered(self.number, text, seq))
+            return True
+        visible = "".join(self._partial).strip()
+        self._partial = []
+        self._restarts += 1
+        if self._restarts > REDIRECT_RESTARTS:
+            self._detail = (
+                f"the request was redirected more than {REDIRECT_RESTARTS} times: "
+                "the correction runs as the next turn"
+            )
+            return False
+        loop = bool(visible) and looped(visible, text_loop)
+        if loop:
+            visible = ""
+        if self.conv.ends_with("user"):  # always, before a request: alternation holds
+            kept = visible or PLACEHOLDER
+            seq = await self.conv.append(Message("assistant", (TextBlock(kept),)))
+            if visible:
+                self._final_text = visible
+                hub.publish(
+                    ev.MessageCompleted(self.number, seq, "assistant", visible, "redirected", 0)
+                )
+        said = correction(text, visible, loop)
+        seq = await self.conv.add_user_blocks([TextBlock(said)])
+        hub.publish(ev.SteerDelivered(self.number, text, seq))
+        return True
 
     async def _commit_partial(self, marker: str, unattended: bool = False) -> None:
         """Keep text already streamed as an assistant message marked ``[marker]``.

@@ -9,6 +9,13 @@ answers the waiters, publishes ``TurnCompleted``, runs the next queued input
 and, when due, starts a background review. Input from the machine (process
 notices, finished background delegations) never interrupts a turn: it starts
 one when idle, or waits (``_machine_input``).
+
+A turn's tools are a value: the ``ToolSnapshot`` of the session's view
+(``tool_view.py``) when it starts, in its keeper copy. When the view changes
+(the shared registry told the session, ``RegistryChanged``, or an MCP server
+was switched here), ``_sync_tools`` retools the session's keeper and sends the
+running turn the new snapshot (``ToolsChanged``), which it offers from its next
+request on; the adopted keeper is compared again when the turn ends.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from .prompt import turn_text
 from .prompt_record import PromptRecord
 from .reviews import ReviewHost
 from .task_child import TaskChild
-from .tool_view import SessionTools
+from .tool_view import SessionTools, registry_sink
 from .turn import StartCompaction, StartTurn, TurnActor, TurnDeps
 from .turn_end import repair, turn_result
 
@@ -62,8 +69,6 @@ class RunningTurn:
     waiters: list[Reply]
     from_user: bool
     """A person's prompt (not machine input, not a compaction job): counts toward reviews."""
-    retooled: bool = False
-    """The tool list changed while it ran (applied to the adopted keeper too)."""
 
 
 _START = StartTurn()
@@ -85,6 +90,7 @@ class TurnOwner(Actor):
     goals: GoalKeeper
     processes: ProcessService
     tools: SessionTools
+    _watch_key: object
     tools_ctx: ToolContext
     turn_number: int
     usage: Usage
@@ -160,12 +166,12 @@ class TurnOwner(Actor):
             prompt = (TextBlock(text),)
         self.turn_number += 1
         number = self.turn_number
+        self._sync_tools()  # a change whose notice is still in the mailbox (or was lost)
         handle, inbox = turn_link(self.config.steer_capacity)
         deps = TurnDeps(
             config=self.config,
             client=self.deps.client,
-            registry=self.tools,
-            keeper=self.keeper.copy(),  # the turn's own, given back in its TurnDone
+            keeper=self.keeper.copy(),  # the turn's own (tools too), given back in its TurnDone
             hub=self.hub,
             tools_ctx=self.tools_ctx,
             approvals=self.approvals,
@@ -228,7 +234,7 @@ class TurnOwner(Actor):
         if resume_queue:
             await self._next_input()
         # A compaction may have rebuilt the prompt, a switched server changed the tools.
-        await self.prompts.keep(self.keeper.system, self.keeper.offered(self.tools.specs()))
+        await self.prompts.keep(self.keeper.system, self.keeper.offered())
         self.reviews.count_tools(result.iterations, self.conversation.messages[result.first_seq :])
         # Seed #261: every user turn counts, an interrupted one too.
         counted = running.from_user and result.reason in _COUNTED
@@ -239,16 +245,26 @@ class TurnOwner(Actor):
 
     def _after_turn_asks(self, running: RunningTurn) -> None:
         """What the turn left of the session's requests is the session's again: a
-        ``/compress`` waits for the next request; a changed tool list is applied."""
+        ``/compress`` waits for the next request; a tool set it did not take is applied."""
         for ask in running.handle.leftover_asks():
             if isinstance(ask, CompressAsk):
                 self.keeper.request(ask.focus)
-        if running.retooled:
-            self._retool()
+        self._sync_tools()
 
-    def _retool(self) -> None:
-        """Give the keeper the session's tool list and the stable tier built for it."""
-        self.keeper.retool(self.tools.specs(), self.keeper.build_system()[0])
+    def _sync_tools(self) -> bool:
+        """Watch the shared registry again, then bring the keeper (and a running turn) to
+        the view's tool set if it changed: its snapshot, and the stable tier of the system
+        prompt rebuilt for it (the tool list changed, so the cached prefix is new anyway;
+        the other tiers stay). Whether it changed."""
+        self.tools.watch(self._watch_key, registry_sink(self.ctx.self, str(self.session_id)))
+        snapshot = self.tools.snapshot()
+        if snapshot is self.keeper.tool_set:
+            return False
+        self.keeper.retool(snapshot)
+        running = self._running
+        if running is not None:  # the turn's keeper is its own: tell it
+            running.handle.tools_changed(snapshot, self.keeper.system[0])
+        return True
 
     async def _claim_transcript(self, number: int) -> None:
         try:
@@ -290,7 +306,7 @@ class TurnOwner(Actor):
             turn=turn,
             model=config.model,
             system=self.keeper.system,
-            tools=self.tools.specs(),
+            tools=self.keeper.tools,
             transcript=tuple(self.conversation.messages),
             cwd=config.cwd,
             spill_dir=config.spill_dir,

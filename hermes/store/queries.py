@@ -25,6 +25,7 @@ from hermes.model.types import Message, Role
 
 from . import (  # noqa: F401  (imported for their operations, registered as they load)
     compaction_queries,
+    cooldown_queries,
     cron_queries,
     delegation_queries,
     event_queries,

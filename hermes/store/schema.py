@@ -49,6 +49,10 @@ group is recorded in ``processes`` too (before its command runs), with the
 tool call it belongs to, so a restarted daemon can find it, kill or list it,
 and say so in that call's result (``hermes.processes.foreground``). NULL for
 background processes.
+
+Version 16 adds ``sessions.summary_cooldown_until`` (wall-clock time) and
+``sessions.summary_failures`` (JSON counters): a session's summary-failure
+cooldown survives a restart (``cooldown_queries.py``; seed #196).
 """
 
 from __future__ import annotations
@@ -322,6 +326,11 @@ _V15 = """
 ALTER TABLE session_prompts ADD COLUMN tools TEXT;
 """
 
+_V16 = """
+ALTER TABLE sessions ADD COLUMN summary_cooldown_until REAL;
+ALTER TABLE sessions ADD COLUMN summary_failures TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, messages, tool calls, full-text index", _V1),
     Migration(2, "background processes (crash checkpoint)", _V2),
@@ -338,6 +347,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "a transcript's writer epoch (a stale writer is refused)", _V13),
     Migration(14, "the kanban board's cards (hermes/kanban)", _V14),
     Migration(15, "the tool list each session sends, beside its prompt (reused on resume)", _V15),
+    Migration(16, "a session's summary-failure cooldown (it survives restarts)", _V16),
 )
 """Every schema change ever made, in order; append, never edit."""
 

@@ -6,7 +6,7 @@
 | ``context.py`` | ``ToolContext``: cwd, scrubbed env, approvals, progress, services |
 | ``env.py`` | removing the daemon's secrets from children's environment |
 | ``schema.py`` | argument validation and coercion against a JSON schema |
-| ``registry.py`` | ``ToolRegistry``: register, specs, subsets, resolve and invoke |
+| ``registry.py`` | ``ToolRegistry``: register, specs, resolve, invoke, watch; ``ToolSnapshot`` |
 | ``plan.py`` | ``plan_batch``: dedupe and cut a batch into concurrent stages |
 | ``batch.py`` | ``run_batch``: deadlines, output budgets, interrupt, cancellation |
 | ``results.py`` | ``ToolResult``, ``CallStatus``, ``BatchCollector`` |
@@ -60,7 +60,7 @@ from .danger import DANGEROUS_RULES, HARDLINE_RULES, Finding, classify, is_hardl
 from .detach import Detach, detaches
 from .env import NEVER_PASSED, is_secret_name, scrub_env
 from .plan import BatchPlan, plan_batch
-from .registry import PreparedCall, ToolRegistry
+from .registry import PreparedCall, ToolRegistry, ToolSnapshot
 from .results import BatchCollector, CallStatus, ToolResult
 from .schema import ArgumentError, validate
 from .smart import ApprovalMode, JudgeChoice, Judgement, ModelJudge
@@ -101,6 +101,7 @@ __all__ = [
     "ToolProgress",
     "ToolRegistry",
     "ToolResult",
+    "ToolSnapshot",
     "Unattended",
     "Verdict",
     "builtin_tools",

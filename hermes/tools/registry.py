@@ -9,11 +9,16 @@ other ``BaseException``s propagate untouched.
 
 A subagent gets ``registry.subset(names)``: the intersection with what the
 parent has, so a child never gains a tool.
+
+A registry is shared (MCP servers add and remove their tools in the daemon's
+one registry at run time); a turn works on a ``snapshot()``, a ``ToolSnapshot``
+no one can change, and learns of a change as a message from its session, which
+``watch`` tells (once per change, however many tools it touched).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -41,6 +46,8 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._specs: tuple[ToolSpec, ...] | None = None
         """``specs()``, built once per set of tools (a session asks before every request)."""
+        self._snapshot: ToolSnapshot | None = None
+        self._watchers: dict[object, Callable[[], None]] = {}
         for tool in tools:
             self.register(tool)
 
@@ -51,11 +58,34 @@ class ToolRegistry:
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
-        self._specs = None
+        self._changed()
 
     def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
-        self._specs = None
+        if self._tools.pop(name, None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        self._specs = self._snapshot = None
+        if self._watchers:  # each told once: it watches again when it has looked
+            watchers, self._watchers = self._watchers, {}
+            for notify in watchers.values():
+                notify()
+
+    def watch(self, key: object, notify: Callable[[], None]) -> None:
+        """Call ``notify`` (synchronously, in the changer's task) at the next change of
+        the tool set, once: a burst of changes (a server's whole list) is one call. It
+        must not raise; ``key`` replaces an earlier watch of the same key."""
+        self._watchers[key] = notify
+
+    def unwatch(self, key: object) -> None:
+        self._watchers.pop(key, None)
+
+    def snapshot(self) -> ToolSnapshot:
+        """The tools as they are now, as a value no one can change (the same object
+        until the set changes; its ``specs()`` is this registry's tuple)."""
+        if self._snapshot is None:
+            self._snapshot = ToolSnapshot(self._tools.values(), self.specs())
+        return self._snapshot
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -143,3 +173,32 @@ class ToolRegistry:
         if isinstance(prepared, ToolOutcome):
             return prepared
         return await self.invoke(prepared, ctx.for_call(call.id, call.name))
+
+
+class ToolSnapshot(ToolRegistry):
+    """A tool set that never changes: what a turn offers and runs (see the module).
+
+    The tools are the callables themselves (an MCP tool whose server has gone
+    answers that it is unavailable); ``register`` and ``unregister`` refuse.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), specs: tuple[ToolSpec, ...] | None = None):
+        # no super().__init__: it registers, which a snapshot refuses
+        self._tools = {tool.name: tool for tool in tools}
+        if specs is not None and [s.name for s in specs] != list(self._tools):
+            raise ValueError("a snapshot's specs must name its tools, in order")
+        self._specs = specs
+        self._snapshot = self
+        self._watchers = {}
+
+    def register(self, tool: Tool, *, replace: bool = False) -> None:
+        raise TypeError(f"a tool snapshot cannot change: {tool.name!r} was not registered")
+
+    def unregister(self, name: str) -> None:
+        raise TypeError(f"a tool snapshot cannot change: {name!r} was not removed")
+
+    def watch(self, key: object, notify: Callable[[], None]) -> None:
+        pass  # it never changes
+
+    def snapshot(self) -> ToolSnapshot:
+        return self

@@ -36,7 +36,7 @@ from hermes.cron import (
     ScheduleError,
     Scheduler,
 )
-from hermes.store import StoreClient, StoreError, spawn_store
+from hermes.store import StoreClient, StoreError
 from hermes.store import cron_queries as q
 from hermes.store.cron_queries import CronJob
 
@@ -99,8 +99,8 @@ def autojump_clock() -> MockClock:
 
 
 @pytest.fixture
-async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
-    return await spawn_store(system, tmp_path, register=None)
+def store_dir(tmp_path: Path) -> Path:
+    return tmp_path
 
 
 async def runs(store: StoreClient, job_id: str) -> list[q.CronRun]:

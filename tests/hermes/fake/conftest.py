@@ -13,9 +13,11 @@ import httpx2
 import pytest
 import trio
 
-from hermes.fake import FakeProvider, open_fake_provider
+from hermes.fake import FakeProvider
 
-API_KEY = "test-key"
+from ..fake_model import CHECKED, KEY, FakeSetup
+
+API_KEY = KEY
 MODEL = "claude-test"
 
 
@@ -38,11 +40,10 @@ def user(text: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    """A provider that requires ``API_KEY`` and answers only what the test scripts."""
-    async with open_fake_provider(api_key=API_KEY, demo=False) as provider:
-        yield provider
-    assert provider.errors == []
+def fake_setup() -> FakeSetup:
+    """The shared ``fake`` requires ``API_KEY``, answers only what the test scripts,
+    and checks on exit that it had no error."""
+    return CHECKED
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Board fixtures: a real store file, the fake provider over HTTP, real worker sessions.
+"""Board fixtures: the shared store, fake and client (one attempt), real worker sessions.
 
 Worker sessions run on ``claude-test`` (the queue answers them); the auxiliary
 model (judge, specify, decompose) is ``kanban-aux``, answered by rules on that
@@ -7,7 +7,7 @@ model.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from actors import ActorContext, ActorRef, ActorSystem
-from hermes.fake import FakeProvider, Reply, ToolUse, open_fake_provider
+from hermes.fake import FakeProvider, Reply, ToolUse
 from hermes.kanban import (
     Board,
     BoardDeps,
@@ -26,33 +26,20 @@ from hermes.kanban import (
     KanbanSettings,
     WorkerSession,
 )
-from hermes.model import ModelClient, RetryPolicy
+from hermes.model import ModelClient
 from hermes.session import SessionConfig, SessionDeps, start_session
-from hermes.store import StoreClient, spawn_store
+from hermes.store import StoreClient
 from hermes.store.kanban_queries import Card
 from hermes.tools import Tool, ToolRegistry, default_registry
 
-KEY = "test-key"
 WORKER = "claude-test"
 AUX = "kanban-aux"
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY) as provider:
-        yield provider
-
-
-@pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
-    retry = RetryPolicy(max_attempts=1, base_delay=0.001, max_delay=0.01, deadline=30)
-    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
-        yield c
-
-
-@pytest.fixture
-async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
-    return await spawn_store(system, tmp_path / "data", register=None)
+def retry_attempts() -> int:
+    """One attempt: a failed request fails at once."""
+    return 1
 
 
 def verdict(word: str, reason: str) -> Reply:
@@ -75,16 +62,18 @@ BoardFactory = Callable[..., Awaitable[tuple[ActorRef, KanbanClient, Opened]]]
 
 @pytest.fixture
 def open_board(
-    system: ActorSystem, store: StoreClient, client: ModelClient, tmp_path: Path
+    system: ActorSystem,
+    store: StoreClient,
+    client: ModelClient,
+    workdir: Path,
+    tmp_path: Path,
 ) -> BoardFactory:
     """Start a board; keyword arguments override ``KanbanSettings`` fields."""
-    work = tmp_path / "work"
-    work.mkdir()
     opened = Opened()
 
     async def open_worker(card: Card, tools: Sequence[Tool]) -> WorkerSession:
         registry = ToolRegistry([*default_registry(), *tools])
-        config = SessionConfig(model=WORKER, cwd=work, spill_dir=tmp_path / "spill")
+        config = SessionConfig(model=WORKER, cwd=workdir, spill_dir=tmp_path / "spill")
         deps = SessionDeps(store=store, client=client, registry=registry)
         handle = await start_session(
             system, config, deps, name=f"worker-{card.id}-{len(opened.sessions)}"

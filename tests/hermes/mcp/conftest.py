@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,20 +11,18 @@ import pytest
 import trio
 
 from actors import ActorRef, ActorSystem
-from hermes.fake import FakeProvider, open_fake_provider
 from hermes.mcp import McpConfig, parse_mcp
 from hermes.mcp.link import ServerLink
 from hermes.mcp.sampling import Sampler
 from hermes.mcp.server import McpOptions
 from hermes.mcp.supervisor import McpSupervisor
-from hermes.model import ModelClient, RetryPolicy
+from hermes.model import ModelClient
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, start_session
-from hermes.store import StoreClient, spawn_store
+from hermes.store import StoreClient
 from hermes.tools import ToolRegistry, default_registry
 from supervisors import Backoff
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
-KEY = "test-key"
 OPTIONS = McpOptions(
     backoff=Backoff(min=2.0, max=4.0, random_factor=0.0), stop_grace=0.5, ping_interval=0.5
 )
@@ -89,24 +87,6 @@ def start_mcp(system: ActorSystem) -> StartMcp:
         return Running(sup, ref, registry)
 
     return start
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY) as provider:
-        yield provider
-
-
-@pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=30)
-    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
-        yield c
-
-
-@pytest.fixture
-async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
-    return await spawn_store(system, tmp_path / "data", register=None)
 
 
 @pytest.fixture

@@ -80,6 +80,14 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
+@app.tool()
+async def drop_tool(name: str, ctx: Context) -> str:
+    """Remove the tool NAME and tell the client the list changed."""
+    app.remove_tool(name)
+    await ctx.session.send_tool_list_changed()
+    return "dropped"
+
+
 def _mark(path: str, text: str) -> None:
     Path(path).write_text(text)
 

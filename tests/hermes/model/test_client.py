@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,6 @@ from hermes.fake import (
     ToolUse,
     Truncate,
     Usage,
-    open_fake_provider,
 )
 from hermes.model import (
     AttemptFailed,
@@ -63,12 +61,6 @@ from hermes.model.convert import (
 KEY = "test-key"
 FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01, deadline=10)
 ONCE = RetryPolicy(max_attempts=1, deadline=10)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY) as provider:
-        yield provider
 
 
 def client_for(fake: FakeProvider, **options: Any) -> ModelClient:

@@ -15,19 +15,19 @@ import trio
 import trio.testing
 
 from hermes.daemon.config import ConfigError, load_config
-from hermes.fake import ErrorReply, FailFirst, FakeProvider, Reply, open_fake_provider
+from hermes.fake import ErrorReply, FailFirst, FakeProvider, Reply
 from hermes.model import FailureReason, Message, ModelClient, ModelError, RetryPolicy, TextBlock
 from hermes.model.recovery import RecoveryPolicy, RecoveryWait, complete_recovering
 from hermes.model.types import ModelRequest
 
-KEY = "test-key"
+from ..fake_model import KEY, SCRIPTED, FakeSetup
+
 REQUEST = ModelRequest(model="claude-test", messages=(Message("user", (TextBlock("hi"),)),))
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY, demo=False) as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return SCRIPTED
 
 
 @pytest.fixture

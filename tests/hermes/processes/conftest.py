@@ -1,15 +1,13 @@
-"""Fixtures for the process registry: a real store, a notice collector, a registry factory."""
+"""Process registry fixtures: a notice collector, a registry factory (the store is shared)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from actors import ActorSystem
 from hermes.processes import ProcessConfig, ProcessService, spawn_process_registry
 from hermes.procgroup import enable_subreaper
-from hermes.store import StoreClient, spawn_store
+from hermes.store import StoreClient
 
 from .helpers import FAST, Notices, StartRegistry
 
@@ -23,16 +21,6 @@ def subreaper() -> None:
 @pytest.fixture
 def notices() -> Notices:
     return Notices()
-
-
-@pytest.fixture
-def store_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
-@pytest.fixture
-async def store(system: ActorSystem, store_dir: Path) -> StoreClient:
-    return await spawn_store(system, store_dir, register=None)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ The model is the fake provider over real HTTP; memory is a real ``MemoryStore``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,34 +12,26 @@ import pytest
 import trio
 
 from actors import Actor, ActorSystem, TaskCancelled
-from hermes.fake import Endless, ErrorReply, FakeProvider, Reply, ToolUse, Usage, open_fake_provider
+from hermes.fake import Endless, ErrorReply, FakeProvider, Reply, ToolUse, Usage
 from hermes.memory import MemoryStore
 from hermes.model import Message, ModelClient, RetryPolicy, TextBlock
 from hermes.review import Reviewer, ReviewJob, ReviewOutcome, ReviewSettings
 from hermes.session.events import EventHub
 from hermes.session.reviews import ReviewHost
 
-KEY = "test-key"
+from ..fake_model import CHECKED, FakeSetup, fast_retry
+
 MODEL = "claude-test"
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY, demo=False) as provider:
-        yield provider
-        assert provider.errors == []
+def fake_setup() -> FakeSetup:
+    return CHECKED
 
 
 @pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
-    retry = RetryPolicy(max_attempts=1, base_delay=0.001, max_delay=0.01, deadline=10)
-    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
-        yield c
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "memories")
+def retry() -> RetryPolicy:
+    return fast_retry(1, deadline=10)
 
 
 def job(tmp_path: Path) -> ReviewJob:

@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 
 from actors import ActorRef, ActorSystem, open_system
-from hermes.fake import FakeProvider, open_fake_provider
-from hermes.model import ModelClient, RetryPolicy
+from hermes.fake import FakeProvider
+from hermes.model import ModelClient
 from hermes.model.policy import StalePolicy
 from hermes.session import SessionActor, SessionConfig, SessionDeps, SessionHandle
 from hermes.session.messages import GetHub
@@ -22,7 +22,8 @@ from hermes.store import InvalidTranscript, SeqConflict, StoreActor, StoreClient
 from hermes.tools import default_registry
 from supervisors import ChildHandle, ChildSpec, Supervisor, SupervisorClient
 
-KEY = "test-key"
+from ..fake_model import KEY, fast_retry, open_fake
+
 MODEL = "claude-test"
 SESSION_ID = "valid-history"
 
@@ -80,10 +81,10 @@ async def open_world(
     workdir = directory / "work"
     workdir.mkdir()
     (workdir / "a.txt").write_text("alpha\nbeta\n")
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=10)
+    retry = fast_retry(3, deadline=10)
     stale = StalePolicy(base=0.3, large=0.3, huge=0.3)
     async with (
-        open_fake_provider(api_key=KEY) as fake,
+        open_fake() as fake,
         ModelClient(
             api_key=KEY, base_url=fake.base_url, retry=retry, stale=stale, trust_env=False
         ) as client,

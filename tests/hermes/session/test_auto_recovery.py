@@ -7,8 +7,6 @@ a soft interrupt ends a 15 s wait at once. The transcript stays valid.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 import trio
 
@@ -17,15 +15,15 @@ from hermes.model.recovery import RecoveryPolicy
 from hermes.session import TurnEnd
 from hermes.store import StoreClient
 
+from ..fake_model import STRICT, FakeSetup
 from .conftest import SessionFactory
-from .control_helpers import next_event, strict_fake, turn_completed
+from .control_helpers import next_event, turn_completed
 from .helpers import assert_valid, payloads
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return STRICT
 
 
 async def test_an_overloaded_provider_recovers_on_the_third_cycle(

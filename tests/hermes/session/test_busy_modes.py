@@ -79,9 +79,9 @@ async def test_interrupt_is_the_default_and_redirects_the_running_turn(
     assert state.turn == 1 and not state.busy  # no second turn
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert texts(messages[1])[0].startswith("old old ")
-    assert texts(messages[1])[0].endswith("[redirected]")
-    assert "actually, this instead" in texts(messages[2])[0]
+    assert texts(messages[1])[0].startswith("old old")
+    assert "[redirected]" not in texts(messages[1])[0]  # kept unmarked (seed #154)
+    assert texts(messages[2])[0].endswith("\n\nactually, this instead")
     assert texts(messages[3]) == ["the new answer"]
     assert len(fake.message_requests) == 2
     # The reissued request carries the cut reply and the correction.

@@ -20,9 +20,9 @@ import pytest
 import trio
 
 from actors import ActorRef, ActorSystem, ExitReason, open_system
-from hermes.fake import ErrorReply, FakeProvider, Hang, Reply, ToolUse, open_fake_provider
+from hermes.fake import ErrorReply, FakeProvider, Hang, Reply, ToolUse
 from hermes.memory import MemoryStore, MemoryTool
-from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
+from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse
 from hermes.review import ReviewSettings
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd
 from hermes.session import events as ev
@@ -33,6 +33,7 @@ from hermes.subagents import SubagentConfig, SubagentRuntime, with_delegation
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome, default_registry
 from supervisors import ChildSpec, Supervisor, SupervisorClient
 
+from ..fake_model import KEY, SCRIPTED, fast_retry, open_fake
 from .compaction.conftest import (
     AUX,
     MAX_TOKENS,
@@ -46,7 +47,6 @@ from .control_helpers import next_event
 from .helpers import assert_valid, results_by_id
 from .review.conftest import is_review
 
-KEY = "test-key"
 MODEL = "claude-test"
 SESSION_ID = "crashes"
 CRASH = "CRASH-THE-TURN"
@@ -121,9 +121,10 @@ async def open_world(tmp_path: Path, **overrides: Any) -> AsyncIterator[World]:
     """A supervised session hosting subagents, with memory (for reviews) and the raising tool."""
     workdir = tmp_path / "work"
     workdir.mkdir()
-    retry = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01, deadline=30)
-    async with open_fake_provider(api_key=KEY, demo=False) as fake:
-        client = CrashingClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False)
+    async with open_fake(SCRIPTED) as fake:
+        client = CrashingClient(
+            api_key=KEY, base_url=fake.base_url, retry=fast_retry(2), trust_env=False
+        )
         async with client, open_system("crashes", call_timeout=10.0) as system:
             yield await _world(tmp_path, workdir, fake, client, system, overrides)
 

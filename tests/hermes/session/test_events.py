@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -13,13 +13,13 @@ from hermes.session import SessionHandle, TurnEnd, UnknownApproval
 from hermes.session.events import SessionEvent
 from hermes.store import StoreClient
 
-from .control_helpers import next_event, results_by_id, strict_fake, text_deltas, turn_completed
+from ..fake_model import STRICT, FakeSetup
+from .control_helpers import next_event, results_by_id, text_deltas, turn_completed
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return STRICT
 
 
 SessionFactory = Callable[..., Awaitable[SessionHandle]]

@@ -15,7 +15,7 @@ import trio
 
 from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, Reset, Text, Thinking, ToolUse
-from hermes.model import ModelClient, RetryPolicy
+from hermes.model import ModelClient
 from hermes.session import (
     SessionConfig,
     SessionDeps,
@@ -29,8 +29,9 @@ from hermes.session.ladders import CONTINUE_NUDGE, EMPTY_NUDGE, THINKING_NUDGE
 from hermes.store import StoreClient
 from hermes.tools import ToolRegistry
 
-from .conftest import KEY, SessionFactory
-from .control_helpers import gated, next_event, request_messages, strict_fake, wire_texts
+from ..fake_model import KEY, STRICT, FakeSetup, fast_retry
+from .conftest import SessionFactory
+from .control_helpers import gated, next_event, request_messages, wire_texts
 from .helpers import assert_valid, payloads
 
 CUT = "max_tokens"
@@ -38,9 +39,8 @@ LOOP_LINE = "I will check the configuration file once more.\n"
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return STRICT
 
 
 async def run(
@@ -225,11 +225,10 @@ async def fallback_session(
     registry: ToolRegistry,
     config: SessionConfig,
 ) -> AsyncIterator[SessionHandle]:
-    retry = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01, deadline=30)
     async with ModelClient(
         api_key=KEY,
         base_url=fake.base_url,
-        retry=retry,
+        retry=fast_retry(2),
         trust_env=False,
         fallback_models=("claude-fallback",),
     ) as client:

@@ -36,9 +36,7 @@ async def test_closed_sessions_leave_no_cyclic_garbage(
 ) -> None:
     if delegating:
         runtime = SubagentRuntime()
-        deps = attrs.evolve(
-            deps, registry=with_delegation(deps.registry), subagents=runtime.host()
-        )
+        deps = attrs.evolve(deps, registry=with_delegation(deps.registry), subagents=runtime.host())
     for _ in range(3):
         handle = await start_session(system, config, deps)
         fake.enqueue(Reply.of(ToolUse("terminal", {"command": "echo hi"})), Reply.of("done"))

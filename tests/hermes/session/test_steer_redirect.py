@@ -170,12 +170,12 @@ async def test_redirect_during_the_stream_reissues_the_request(
     assert len(fake.message_requests) == 2
     reissued = request_messages(fake.message_requests[1])
     assert [m["role"] for m in reissued] == ["user", "assistant", "user"]
-    partial = wire_texts(reissued[1])[0]
-    assert partial.startswith("wrong wrong ") and partial.endswith("[redirected]")
-    assert "no, in English" in wire_texts(reissued[2])[0]
+    partial = wire_texts(reissued[1])[0]  # the visible text, unmarked (seed #154)
+    assert partial.startswith("wrong wrong") and "[redirected]" not in partial
+    assert wire_texts(reissued[2])[0].endswith("\n\nno, in English")
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert texts(messages[1])[0].endswith("[redirected]")
+    assert texts(messages[1]) == [partial]
     assert "no, in English" in texts(messages[delivered.payload.seq])[0]
     assert texts(messages[3]) == ["the corrected answer"]
 
@@ -226,7 +226,7 @@ async def test_a_steer_pending_at_an_interrupt_is_not_lost(
     assert sum("remember the tests" in str(m.content) for m in messages) == 1
 
 
-async def test_redirect_before_any_text_joins_the_prompt(
+async def test_redirect_before_any_text_keeps_a_placeholder(
     session: SessionHandle, fake: FakeProvider, store: StoreClient
 ) -> None:
     fake.enqueue(Hang(), Reply.of("better"))
@@ -239,12 +239,13 @@ async def test_redirect_before_any_text_joins_the_prompt(
             await fake.message_requests[0].wait_disconnect()
     assert accepted.how == "redirected"
     assert done.text == "better"
-    reissued = request_messages(fake.message_requests[1])
-    assert len(reissued) == 1 and reissued[0]["role"] == "user"
-    assert wire_texts(reissued[0])[0] == "question"
-    assert "a better question" in wire_texts(reissued[0])[1]
+    reissued = request_messages(fake.message_requests[1])  # Hermes' shape (seed #154)
+    assert [m["role"] for m in reissued] == ["user", "assistant", "user"]
+    assert wire_texts(reissued[0]) == ["question"]
+    assert wire_texts(reissued[1]) == ["[interrupt: no assistant output for this turn]"]
+    assert wire_texts(reissued[2])[0].endswith("\n\na better question")
     messages = (await store.load(session.id)).messages
-    assert [m.role for m in messages] == ["user", "assistant"]
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_steers_beyond_the_capacity_are_refused(
@@ -277,9 +278,9 @@ async def test_a_steer_pending_at_a_redirect_goes_into_the_reissued_request(
         done = await turn_completed(sub, 1)
     assert done.text == "both seen"
     last = request_messages(fake.message_requests[1])[-1]
-    assert wire_texts(last) == [
-        "[Correction from the user; the previous reply was cut short: answer in one word]",
-        steer_marked("keep it short"),
-    ]
+    correction, steer = wire_texts(last)
+    assert correction.startswith("[Context from the interrupted assistant response]\n")
+    assert correction.endswith("\n\nanswer in one word")
+    assert steer == steer_marked("keep it short")
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]

@@ -1,4 +1,4 @@
-"""Store fixtures: a real SQLite file under ``tmp_path``, owned by a real store actor."""
+"""Store fixtures: a second connection to the shared ``store`` fixture's SQLite file."""
 
 from __future__ import annotations
 
@@ -7,19 +7,6 @@ from pathlib import Path
 
 import apsw
 import pytest
-
-from actors import ActorSystem
-from hermes.store import StoreClient, spawn_store
-
-
-@pytest.fixture
-def store_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
-@pytest.fixture
-async def store(system: ActorSystem, store_dir: Path) -> StoreClient:
-    return await spawn_store(system, store_dir, register=None)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Subagent fixtures: the fake provider over real HTTP, a real SQLite store, real tools.
+"""Subagent fixtures over the shared fake (scripted only), client (two attempts) and store.
 
 Parents and children share the fake provider; replies are routed per request
 with rules (``when``): a child's system prompt names its task (``# Your task
@@ -8,7 +8,7 @@ with rules (``when``): a child's system prompt names its task (``# Your task
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,15 @@ import attrs
 import pytest
 
 from actors import ActorSystem
-from hermes.fake import FakeProvider, MessagesRequest, open_fake_provider
-from hermes.model import ModelClient, RetryPolicy
+from hermes.fake import FakeProvider, MessagesRequest
+from hermes.model import ModelClient
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, start_session
-from hermes.store import StoreClient, spawn_store
+from hermes.store import StoreClient
 from hermes.subagents import SubagentConfig, SubagentRuntime, with_delegation
 from hermes.tools import default_registry
 
-KEY = "test-key"
+from ..fake_model import SCRIPTED, FakeSetup
+
 MODEL = "claude-test"
 
 FAST = SubagentConfig(check_interval=0.05)
@@ -31,28 +32,13 @@ FAST = SubagentConfig(check_interval=0.05)
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY, demo=False) as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return SCRIPTED
 
 
 @pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
-    retry = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01, deadline=30)
-    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
-        yield c
-
-
-@pytest.fixture
-async def store(system: ActorSystem, tmp_path: Path) -> StoreClient:
-    return await spawn_store(system, tmp_path / "data", register=None)
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    return work
+def retry_attempts() -> int:
+    return 2
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures for the tool layer: a context rooted in tmp_path and the built-in registry."""
+"""Fixtures for the tool layer: a context in the shared ``workdir`` (its spill under tmp_path)."""
 
 from __future__ import annotations
 
@@ -6,21 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes.tools import ToolContext, ToolRegistry, default_registry
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    return work
+from hermes.tools import ToolContext
 
 
 @pytest.fixture
 def ctx(workdir: Path, tmp_path: Path) -> ToolContext:
     return ToolContext.create(workdir, tmp_path / "spill")
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return default_registry()

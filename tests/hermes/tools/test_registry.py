@@ -14,6 +14,7 @@ from hermes.tools import (
     ToolOutcome,
     ToolProgress,
     ToolRegistry,
+    ToolSnapshot,
     builtin_tools,
 )
 
@@ -46,6 +47,46 @@ def test_specs_are_built_once_per_set_of_tools() -> None:
     assert fewer is not specs and "patch" not in [s.name for s in fewer]
     registry.register(Crasher())
     assert [s.name for s in registry.specs()][-1] == Crasher().name
+
+
+def test_a_snapshot_is_a_value_that_never_changes() -> None:
+    registry = ToolRegistry(builtin_tools())
+    snapshot = registry.snapshot()
+    assert registry.snapshot() is snapshot  # the same object until the set changes
+    assert snapshot.specs() is registry.specs()  # and the same tuple (its encoding reused)
+    assert isinstance(snapshot, ToolSnapshot) and snapshot.snapshot() is snapshot
+    with pytest.raises(TypeError, match="cannot change: 'crash' was not registered"):
+        snapshot.register(Crasher())
+    with pytest.raises(TypeError, match="cannot change: 'patch' was not removed"):
+        snapshot.unregister("patch")
+    registry.unregister("patch")
+    registry.register(Crasher())
+    assert "patch" in snapshot and "crash" not in snapshot  # taken before: as it was
+    later = registry.snapshot()
+    assert later is not snapshot and "patch" not in later and "crash" in later
+    assert later.get("crash") is registry.get("crash")  # the callables themselves
+    with pytest.raises(ValueError, match="must name its tools"):
+        ToolSnapshot(builtin_tools(), snapshot.specs()[:1])
+
+
+def test_a_watch_is_told_once_per_change_until_it_watches_again() -> None:
+    registry = ToolRegistry(builtin_tools())
+    told: list[str] = []
+    registry.watch("a", lambda: told.append("a"))
+    registry.watch("b", lambda: told.append("b"))
+    registry.unwatch("b")
+    registry.unregister("patch")
+    registry.unregister("terminal")  # a burst: the watch was told at the first change
+    registry.unregister("no-such-tool")  # no change: nobody is told
+    assert told == ["a"]
+    registry.watch("a", lambda: told.append("again"))
+    registry.unregister("no-such-tool")
+    assert told == ["a"]
+    registry.register(Crasher())
+    assert told == ["a", "again"]
+    registry.snapshot().watch("x", lambda: told.append("x"))  # a snapshot never changes
+    registry.unregister("crash")
+    assert told == ["a", "again"]
 
 
 def test_register_get_and_duplicates() -> None:

@@ -2,34 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import attrs
 import pytest
 import trio
 
-from hermes.fake import FakeProvider, Hang, Reply, ToolUse, open_fake_provider
+from hermes.fake import FakeProvider, Hang, Reply, ToolUse
 from hermes.model import ModelClient, RetryPolicy
 from hermes.tools import ApprovalChoice, ToolCall, ToolContext, ToolOutcome, ToolRegistry
 from hermes.tools.smart import ApprovalMode, JudgeChoice, ModelJudge, read_verdict
 
+from ..fake_model import FakeSetup
 from .guarded import Person
 
-KEY = "judge-key"
+
+@pytest.fixture
+def fake_setup() -> FakeSetup:
+    return FakeSetup(api_key="judge-key", demo=False)
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with open_fake_provider(api_key=KEY, demo=False) as provider:
-        yield provider
-
-
-@pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[ModelClient]:
-    retry = RetryPolicy(max_attempts=1, deadline=30)
-    async with ModelClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False) as c:
-        yield c
+def retry() -> RetryPolicy:
+    return RetryPolicy(max_attempts=1, deadline=30)
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ finds a summary request on any model).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -27,7 +26,7 @@ from hermes.fake import (
     Usage,
 )
 from hermes.memory import MemoryStore, MemoryTool
-from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
+from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse
 from hermes.session import (
     SessionDeps,
     SessionHandle,
@@ -37,8 +36,9 @@ from hermes.session import (
 from hermes.session.events import SessionEvent
 from hermes.tools import Tool, ToolContext, ToolKind, ToolOutcome, ToolRegistry, default_registry
 
-from ..conftest import KEY, MODEL, SessionFactory
-from ..control_helpers import next_event, strict_fake
+from ...fake_model import STRICT, FakeSetup
+from ..conftest import MODEL, SessionFactory
+from ..control_helpers import next_event
 from ..helpers import body_texts
 
 AUX = "claude-aux"
@@ -95,9 +95,8 @@ def small(text: str) -> Reply:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return STRICT
 
 
 class GatedClient(ModelClient):
@@ -123,16 +122,8 @@ class GatedClient(ModelClient):
 
 
 @pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[GatedClient]:
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=30)
-    gated = GatedClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False)
-    async with gated:
-        yield gated
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "memories")
+def client_type() -> type[ModelClient]:
+    return GatedClient
 
 
 class GateTool(Tool):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from hermes.fake import (
 )
 from hermes.fake.script import Scripted
 from hermes.memory import MemoryStore, MemoryTool
-from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse, RetryPolicy
+from hermes.model import EventSink, ModelClient, ModelRequest, ModelResponse
 from hermes.review import ReviewSettings
 from hermes.session import (
     SessionDeps,
@@ -29,8 +29,9 @@ from hermes.session import (
 )
 from hermes.tools import ToolRegistry, default_registry
 
-from ..conftest import KEY, SessionFactory
-from ..control_helpers import next_event, strict_fake
+from ...fake_model import STRICT, FakeSetup
+from ..conftest import SessionFactory
+from ..control_helpers import next_event
 from ..helpers import body_texts
 
 REVIEW_MARK = "[Background memory review"
@@ -68,9 +69,8 @@ SLOW = Endless(delta="thinking about it ", event_delay=0.01)
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with strict_fake() as provider:
-        yield provider
+def fake_setup() -> FakeSetup:
+    return STRICT
 
 
 class GatedClient(ModelClient):
@@ -88,16 +88,8 @@ class GatedClient(ModelClient):
 
 
 @pytest.fixture
-async def client(fake: FakeProvider) -> AsyncIterator[GatedClient]:
-    retry = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, deadline=30)
-    gated = GatedClient(api_key=KEY, base_url=fake.base_url, retry=retry, trust_env=False)
-    async with gated:
-        yield gated
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "memories")
+def client_type() -> type[ModelClient]:
+    return GatedClient
 
 
 @pytest.fixture
