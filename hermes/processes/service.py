@@ -138,25 +138,40 @@ class ProcessService:
         return await self._call(self.registry, Log(process_id, offset, size), timeout)
 
     async def wait(
-        self, process_id: str, timeout: float, *, interrupt: trio.Event | None = None
+        self,
+        process_id: str,
+        timeout: float,
+        *,
+        interrupt: trio.Event | None = None,
+        redirect: trio.Event | None = None,
     ) -> WaitResult:
         """Wait for the process to finish, at most ``timeout`` seconds (capped at ``wait_max``).
 
-        Returns early with ``WaitOutcome.INTERRUPTED`` when ``interrupt`` is set.
+        Returns early with ``WaitOutcome.INTERRUPTED`` when ``interrupt`` is set, and with
+        ``WaitOutcome.REDIRECTED`` when ``redirect`` is (the process keeps running).
         """
-        if interrupt is not None and interrupt.is_set():
-            return await self._interrupted(process_id)
+        for event, outcome in (
+            (interrupt, WaitOutcome.INTERRUPTED),
+            (redirect, WaitOutcome.REDIRECTED),
+        ):
+            if event is not None and event.is_set():
+                return await self._ended_early(process_id, outcome)
         bounded = min(max(timeout, 0.0), self.config.wait_max)
         result: WaitResult | None = None
         error: ProcessError | None = None
+        stopped_by: WaitOutcome = WaitOutcome.INTERRUPTED
 
-        async def watch(event: trio.Event, scope: trio.CancelScope) -> None:
+        async def watch(event: trio.Event, outcome: WaitOutcome, scope: trio.CancelScope) -> None:
+            nonlocal stopped_by
             await event.wait()
+            stopped_by = outcome
             scope.cancel()
 
         async with trio.open_nursery() as nursery:
             if interrupt is not None:
-                nursery.start_soon(watch, interrupt, nursery.cancel_scope)
+                nursery.start_soon(watch, interrupt, WaitOutcome.INTERRUPTED, nursery.cancel_scope)
+            if redirect is not None:
+                nursery.start_soon(watch, redirect, WaitOutcome.REDIRECTED, nursery.cancel_scope)
             try:
                 result = await self._call(
                     self.registry, Wait(process_id, bounded), bounded + WAIT_MARGIN
@@ -167,12 +182,12 @@ class ProcessService:
         if error is not None:
             raise error
         if result is None:
-            return await self._interrupted(process_id)
+            return await self._ended_early(process_id, stopped_by)
         return result
 
-    async def _interrupted(self, process_id: str) -> WaitResult:
+    async def _ended_early(self, process_id: str, outcome: WaitOutcome) -> WaitResult:
         polled = await self.poll(process_id)
-        return WaitResult(polled.info, polled.tail, WaitOutcome.INTERRUPTED)
+        return WaitResult(polled.info, polled.tail, outcome)
 
     # -- kill and stdin -------------------------------------------------------------------
 

@@ -158,9 +158,13 @@ class LogResult:
 
 
 class WaitOutcome(enum.Enum):
+    """How a ``wait`` ended: the process finished, the time ran out, or the turn was
+    interrupted or redirected (the process keeps running in the last three)."""
+
     FINISHED = "finished"
     TIMEOUT = "timeout"
     INTERRUPTED = "interrupted"
+    REDIRECTED = "redirected"
 
 
 @attrs.frozen(slots=True)

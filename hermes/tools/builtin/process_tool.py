@@ -22,6 +22,10 @@ from hermes.text import strip_ansi
 from ..base import Tool, ToolKind, ToolOutcome
 from ..context import ToolContext
 
+REDIRECTED_WAIT = (
+    "[Wait ended: the user redirected the turn; the process keeps running in the background]"
+)
+"""The head of a ``wait`` a redirect ended (``[processes] background_on_redirect``)."""
 ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
 SUBAGENT_ACTIONS = (*ACTIONS, "handoff")
 LOG_LIMIT_MAX = 50_000
@@ -177,11 +181,16 @@ class ProcessTool(Tool):
             )
         if action == "wait":
             timeout = float(args.get("timeout", self.config.wait_max))
-            waited = await service.wait(process_id, timeout, interrupt=ctx.interrupt)
+            # A redirect ends the wait as it moves a foreground command (seeds #8, #13, #220).
+            redirect = ctx.redirect if service.config.background_on_redirect else None
+            waited = await service.wait(
+                process_id, timeout, interrupt=ctx.interrupt, redirect=redirect
+            )
             head = {
                 WaitOutcome.FINISHED: "Finished.",
                 WaitOutcome.TIMEOUT: f"Still running after waiting {timeout:g}s.",
                 WaitOutcome.INTERRUPTED: "[Wait interrupted]",
+                WaitOutcome.REDIRECTED: REDIRECTED_WAIT,
             }[waited.outcome]
             outcome = _with_output(waited.info, waited.tail, "Recent output", head)
             return ToolOutcome(outcome.content, outcome.is_error, {"outcome": waited.outcome.value})

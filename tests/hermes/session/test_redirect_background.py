@@ -12,10 +12,11 @@ import pytest
 import trio
 
 from actors import ActorSystem
-from hermes.fake import FakeProvider, Reply, ToolUse
+from hermes.fake import FakeProvider, MessagesRequest, Reply, ToolUse
 from hermes.processes import ProcessConfig
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
 from hermes.store import StoreClient
+from hermes.tools.builtin.process_tool import REDIRECTED_WAIT
 
 from .control_helpers import gated, next_event, request_messages, turn_completed, wire_texts
 from .helpers import assert_valid
@@ -184,3 +185,38 @@ async def test_with_background_on_redirect_off_a_redirect_waits_for_the_command(
     assert "gate-open" in result and "[exit code: 0]" in result  # it was waited for
     assert "moved to the background" not in result
     assert "actually, do the other thing" in wire_texts(second)[0]
+
+
+def wait_on_the_started_process(request: MessagesRequest) -> Reply:
+    """The model's next step: wait for the background process the last result named."""
+    result = str(request.body["messages"][-1]["content"][0]["content"])
+    process_id = re.search(r"proc_\w+", result).group(0)  # type: ignore[union-attr]
+    wait = {"action": "wait", "process_id": process_id, "timeout": 180}
+    return Reply.of(ToolUse("process", wait, id="toolu_wait"))
+
+
+async def test_a_redirect_ends_a_process_wait_and_the_process_runs_on(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+) -> None:
+    """``process wait`` is a redirect's seam too: it answers at once (not after 180 s),
+    the process keeps running, and the correction follows the answer."""
+    call = {"command": marker_then_gate(workdir), "background": True}
+    fake.enqueue(
+        Reply.of(ToolUse("terminal", call, id="toolu_bg")),
+        wait_on_the_started_process,
+        Reply.of("took the correction"),
+    )
+    with trio.fail_after(60), session.subscribe() as sub:
+        await session.prompt("run it in the background and wait for it")
+        pid = int(await wait_for(workdir / "pid"))
+        await next_event(sub, "ToolStarted", lambda p: p.name == "process")
+        accepted = await session.prompt("actually, do the other thing")
+        done = await turn_completed(sub, 1)
+        assert alive(pid)  # the wait ended, the process did not
+    assert accepted.how == "steered"
+    assert done.reason == TurnEnd.COMPLETED.value and done.text == "took the correction"
+    third = request_messages(fake.message_requests[2])[-1]
+    answer = str(third["content"][0]["content"])
+    assert answer.startswith(REDIRECTED_WAIT) and "running" in answer
+    assert "actually, do the other thing" in wire_texts(third)[0]
+    assert_valid(await store.load(session.id))
