@@ -169,7 +169,8 @@ class PromptInput:
         @kb.add("c-c")
         def _ctrl_c(event: Any) -> None:
             buffer = event.current_buffer
-            if self.state.turn is not None:  # counted at the press, sent by trio
+            if self.state.turn is not None or self.state.pressed_lately():
+                # counted at the press, sent by trio
                 self.post(("ctrl-c", self.state.ctrl_c()))
                 return
             if buffer.text:

@@ -61,9 +61,10 @@ class ChatState:
             self.turn, self.turn_started, self.activity = payload.get("turn"), now, "thinking"
             self.interrupts.clear()
         elif kind == "turn.completed":
+            # ``interrupts`` stays: a press just after the turn ended still counts
+            # (``pressed_lately``); the next turn's start clears them.
             self.turn, self.activity = None, ""
             self.tools.clear()
-            self.interrupts.clear()
         elif kind in ("message.started", "thinking.delta"):
             self.activity = "thinking"
         elif kind == "text.delta":
@@ -152,6 +153,12 @@ class ChatState:
         if self.input_tokens or self.output_tokens:
             bits.append(f"in {self.input_tokens:,} / out {self.output_tokens:,} tok")
         return " · ".join(bits)
+
+    def pressed_lately(self, now: float | None = None) -> bool:
+        """A turn's Ctrl+C was pressed less than 1 s ago: the next press belongs to it,
+        even when that turn ended in between (a quick double press cancels, not leaves)."""
+        now = time.monotonic() if now is None else now
+        return any(now - t < 1.0 for t in self.interrupts)
 
     def ctrl_c(self, now: float | None = None) -> str:
         """What a Ctrl+C during a turn does: ``interrupt``, ``cancel`` (a second within 1 s)

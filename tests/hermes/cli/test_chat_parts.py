@@ -34,6 +34,21 @@ def test_ctrl_c_interrupts_then_cancels_within_a_second_then_exits() -> None:
     assert later.ctrl_c(now=20.0) == "interrupt"  # the clock forgets old presses
 
 
+def test_a_press_just_after_the_turn_ended_still_belongs_to_it() -> None:
+    """The interrupt can end the turn before the chat reads a quick second press: that
+    press still cancels (it must not count towards leaving the chat)."""
+    state = ChatState(session="s")
+    state.apply("turn.started", {"turn": 1, "prompt": "p"})
+    assert state.ctrl_c(now=10.0) == "interrupt"
+    state.apply("turn.completed", {"turn": 1, "reason": "interrupted"})
+    assert state.turn is None
+    assert state.pressed_lately(now=10.3)
+    assert state.ctrl_c(now=10.3) == "cancel"
+    assert not state.pressed_lately(now=11.4)  # over a second later: an idle press again
+    state.apply("turn.started", {"turn": 2, "prompt": "p"})
+    assert not state.pressed_lately(now=10.4)  # a new turn starts its own count
+
+
 def test_state_follows_a_turn_and_its_tools() -> None:
     state = ChatState(session="s", model="m")
     state.apply("turn.started", {"turn": 3, "prompt": "p"})
