@@ -60,6 +60,14 @@ class Wait(Call[WaitResult]):
 
 
 @attrs.frozen(slots=True)
+class Note(Call[ProcessInfo]):
+    """Add a note to a process's record (shown by ``poll`` and in its completion notice)."""
+
+    process_id: str
+    text: str
+
+
+@attrs.frozen(slots=True)
 class Route(Call["Routed"]):
     """Where to send a kill or stdin request: the process's watcher, if it still runs."""
 

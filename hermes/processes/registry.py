@@ -61,6 +61,7 @@ from .messages import (
     Finished,
     ListAll,
     Log,
+    Note,
     PatternHit,
     Poll,
     Route,
@@ -214,6 +215,10 @@ class ProcessRegistry(Actor):
                 return self._log(message)
             case Wait():
                 return self._wait(message)
+            case Note():
+                state = self._get(message.process_id).state
+                state.note(message.text)
+                return state.info(now)
             case Route():
                 entry = self._get(message.process_id)
                 alive = entry.watcher is not None and entry.watcher.is_alive

@@ -26,6 +26,7 @@ from .messages import (
     Kill,
     ListAll,
     Log,
+    Note,
     Poll,
     Route,
     Routed,
@@ -136,6 +137,12 @@ class ProcessService:
         """A page of output from absolute ``offset`` (the last ``limit`` characters if None)."""
         size = self.config.log_limit if limit is None else limit
         return await self._call(self.registry, Log(process_id, offset, size), timeout)
+
+    async def note(
+        self, process_id: str, text: str, *, timeout: float | None = None
+    ) -> ProcessInfo:
+        """Add ``text`` to the process's notes (once); returns its state."""
+        return await self._call(self.registry, Note(process_id, text), timeout)
 
     async def wait(
         self,

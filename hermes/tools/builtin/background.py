@@ -18,7 +18,8 @@ with the same answer in both cases (``redirected``: its output so far, its
 process id and the redirect note): a plain foreground command is handed to
 the registry (``RedirectMove``; ``hermes/processes/yielded.py``), and an
 ``on_timeout="background"`` command, already under a watcher, is simply no
-longer waited for (its completion notice still follows).
+longer waited for (its record gets the same note; its completion notice still
+follows).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import trio
 from hermes.processes.errors import ProcessError
 from hermes.processes.service import ProcessService
 from hermes.processes.state import LogResult, ProcessInfo, WaitOutcome, WaitResult
+from hermes.processes.yielded import NOTE as REDIRECT_NOTE
 from hermes.procgroup import Handover
 from hermes.text import strip_ansi
 
@@ -249,10 +251,13 @@ async def _wait_reporting(
 async def _redirected(
     service: ProcessService, process_id: str, verdict: str, started: float
 ) -> ToolOutcome:
-    """A redirect came first: the output so far and the note, or (ended meanwhile) its end."""
+    """A redirect came first: the output so far and the note, or (ended meanwhile) its end.
+
+    A command still running is noted on its record as a moved foreground one is."""
     result = await service.log(process_id, 0, service.config.buffer_chars)
     if result.info.finished:
         return _answer_of(result, verdict, started)
+    await service.note(process_id, REDIRECT_NOTE)
     return redirected(result.info, _output_of(result), verdict, time.monotonic() - started)
 
 

@@ -164,6 +164,20 @@ async def test_errors_are_clear(start_registry: StartRegistry, tmp_path: Path) -
         assert (await svc.wait(info.id, 5)).tail == "fine\n"
 
 
+async def test_a_note_is_kept_once_and_shown_with_the_state(
+    start_registry: StartRegistry, tmp_path: Path
+) -> None:
+    svc = await start_registry()
+    with trio.fail_after(10):
+        info = await svc.start("echo fine", cwd=str(tmp_path), env=ENV)
+        await svc.note(info.id, "moved on a redirect")
+        noted = await svc.note(info.id, "moved on a redirect")
+        polled = await svc.poll(info.id)
+        with pytest.raises(ProcessNotFound, match="No background process 'proc_nope'"):
+            await svc.note("proc_nope", "anything")
+    assert noted.note == polled.info.note == "moved on a redirect"
+
+
 async def test_environment_and_cwd_reach_the_command(
     start_registry: StartRegistry, tmp_path: Path
 ) -> None:

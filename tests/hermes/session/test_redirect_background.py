@@ -14,6 +14,7 @@ import trio
 from actors import ActorSystem
 from hermes.fake import FakeProvider, MessagesRequest, Reply, ToolUse
 from hermes.processes import ProcessConfig
+from hermes.processes.yielded import NOTE as REDIRECT_NOTE
 from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
 from hermes.store import StoreClient
 from hermes.tools.builtin.process_tool import REDIRECTED_WAIT
@@ -77,7 +78,8 @@ async def test_a_redirect_moves_the_foreground_command_to_the_background(
     assert not [r for r in rows if r.foreground]  # the foreground row was replaced
     transcript = await store.load(session.id)
     assert_valid(transcript)
-    assert any("gate-open" in m.text() for m in transcript.messages if m.role == "user")
+    [notice] = [m.text() for m in transcript.messages if "gate-open" in m.text()]
+    assert notice.startswith(f"[Background process {process_id}") and REDIRECT_NOTE in notice
 
 
 async def test_an_interrupt_still_kills_the_foreground_command(
@@ -139,7 +141,8 @@ async def test_a_redirect_moves_an_on_timeout_background_command_at_once(
     assert row.status == "exited" and row.exit_code == 0 and row.pid == pid
     transcript = await store.load(session.id)
     assert_valid(transcript)
-    assert any("gate-open" in m.text() for m in transcript.messages if m.role == "user")
+    [notice] = [m.text() for m in transcript.messages if "gate-open" in m.text()]
+    assert notice.startswith(f"[Background process {process_id}") and REDIRECT_NOTE in notice
 
 
 async def test_an_interrupt_still_kills_an_on_timeout_background_command(
