@@ -221,7 +221,7 @@ def reload_changes(old: Config, new: Config) -> tuple[list[str], list[str]]:
 
 
 def render_docs() -> str:
-    """The schema as a markdown table (kept in step with docs/config.md by a test)."""
+    """The schema as a markdown table (the base of docs/config.md's, whose rows say more)."""
     lines = ["| key | default | reload | meaning |", "|---|---|---|---|"]
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():

@@ -1,8 +1,9 @@
 """The configuration's schema: every section and key, its default, its check and its doc line.
 
 ``config.py`` reads a TOML file against ``SCHEMA``; ``docs/config.md`` holds
-the same table (``render_docs``, kept in step by a test). A check returns
-``None`` for a good value, else what was expected, which becomes the error.
+the same table (``render_docs``; a test checks that it names every key). A
+check returns ``None`` for a good value, else what was expected, which becomes
+the error.
 """
 
 from __future__ import annotations
@@ -329,8 +330,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "tools": {
         "deadline": Key(
             420.0,
-            _number(0),
-            "seconds before a tool call is abandoned (terminal: its own timeout + 11 s)",
+            _seconds,
+            "seconds before a tool call is abandoned (0: never; terminal: its own timeout + 11 s)",
             reload=True,
         ),
         "result_chars": Key(
@@ -357,6 +358,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "secret-looking variables the tools' commands still get (e.g. GITHUB_TOKEN for gh)",
             reload=True,
         ),
+        "loop_halt": Key(
+            "scheduled",
+            _choice("scheduled", "unattended", "never"),
+            "which looping turns the repeat guard halts: scheduled (cron and kanban runs, as "
+            "Hermes), unattended (also any turn nobody can approve in, subagents included), "
+            "never (warnings only)",
+            reload=True,
+        ),
     },
     "goals": {
         "max_turns": Key(20, _int(1, 1000), "a new /goal's turn budget", reload=True),
@@ -381,7 +390,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             1, _int(1, 3), "levels of children below a session (1: only it delegates)"
         ),
         "orchestrator_enabled": Key(
-            True, _bool, "a task may ask for a child that delegates further (within max_depth)"
+            True, _bool, "a child above the bottom level of max_depth delegates further"
         ),
         "max_concurrent_children": Key(10, _int(1), "running children per parent session"),
         "max_total_children": Key(64, _int(1), "running children in the whole daemon"),
@@ -392,7 +401,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "queue_capacity": Key(256, _int(1), "tasks waiting for a slot, daemon-wide"),
         "max_batch": Key(100, _int(1), "tasks in one delegate_task call"),
-        "max_background": Key(3, _int(1), "background delegations running at once per parent"),
+        "max_background": Key(
+            10, _int(1), "a parent's background pool: subagents of background delegations"
+        ),
         "background": Key(
             "top_level",
             _choice("top_level", "model"),

@@ -72,6 +72,7 @@ class SessionRunner:
             toolsets=job.toolsets,
             without=self.without,
             context_files=False if job.cwd is None else None,
+            scheduled=True,
         )
         try:
             view = await self.manager.call(create)

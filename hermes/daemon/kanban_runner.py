@@ -61,6 +61,7 @@ def locate(settings: Settings) -> Locate:
                 title=f"kanban: {card.title}"[:200],
                 without=(*NEVER_IN_JOBS, "cronjob"),
                 tools=tuple(tools),
+                scheduled=True,
             )
             view = await manager.call(create)
             entry = await manager.lookup(view.id)

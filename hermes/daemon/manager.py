@@ -440,6 +440,8 @@ class SessionsManager(Actor):
             config = attrs.evolve(config, model=message.model)
         if message.context_files is not None:
             config = attrs.evolve(config, load_context_files=message.context_files)
+        if message.scheduled:
+            config = attrs.evolve(config, scheduled=True)
         registry = None
         if message.toolsets is not None or message.without or message.tools:
             registry = job_registry(self.registry, message.toolsets, message.without)

@@ -38,6 +38,8 @@ class Create(Call["SessionView | Failed"]):
     """Read the project's context files (None: as configured)."""
     tools: tuple[Any, ...] = ()
     """Tools only this session has (a kanban worker's ``kanban_*``, ``hermes/kanban``)."""
+    scheduled: bool = False
+    """A run nobody watches (a cron job, a kanban worker): a looping turn is halted."""
 
 
 @attrs.frozen(slots=True)

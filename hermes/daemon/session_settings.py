@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,14 @@ def goal_settings(config: Config, estop_file: Path | None = None) -> GoalSetting
 def tool_settings(config: Config) -> dict[str, Any]:
     """``[tools]`` and ``approvals.unattended``: the ``SessionConfig`` fields they set."""
     return {
-        "call_timeout": config.get("tools", "deadline"),
+        "call_timeout": config.get("tools", "deadline") or math.inf,  # 0: no deadline (#165)
         "output_budget": OutputBudget(
             per_result=config.get("tools", "result_chars"),
             per_batch=config.get("tools", "batch_chars"),
         ),
         "env_passthrough": tuple(config.get("tools", "env_passthrough")),
         "unattended_approvals": config.get("approvals", "unattended"),
+        "loop_halt": config.get("tools", "loop_halt"),
     }
 
 

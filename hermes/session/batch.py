@@ -9,10 +9,11 @@ once more, complete and in call order, with any steers that came meanwhile.
 Two guardrails can end the turn: three batches in a row naming only unknown
 tools, and the same call with the same result repeated (a large result
 stubbed from the 2nd, a warning in the result from the 3rd, a halt at the 5th
-when the turn is unattended: ``guards.py``). While a batch runs, ``collector`` holds it, so a
-turn that is stopped gives every call of it exactly one result. A batch with a tool
-that ``holds_interrupt`` (``delegate_task``) holds off soft interrupts while it runs;
-its tools get the context's size as a value (``TurnUsage``), never the turn's controls.
+in a scheduled run, by default: ``guards.py``). While a batch runs,
+``collector`` holds it, so a turn that is stopped gives every call of it
+exactly one result. A batch with a tool that ``holds_interrupt``
+(``delegate_task``) holds off soft interrupts while it runs; its tools get the
+context's size as a value (``TurnUsage``), never the turn's controls.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from hermes.tools import (
 from . import events as ev
 from .control import TurnInbox, TurnUsage
 from .conversation import Conversation
-from .guards import RepeatGuard, UnknownToolStreak, Verdict
+from .guards import RepeatGuard, UnknownToolStreak, Verdict, loop_halts
 from .outcome import TurnEnd
 from .workers import worker_invoker
 
@@ -215,9 +216,11 @@ class TurnBatches:
     # -- guarding and writing --------------------------------------------------------------
 
     def _guarded(self, results: list[ToolResult]) -> list[ToolResult]:
-        """Apply the repeat guard (``guards.py``): stub, warn, halt an unattended turn."""
+        """Apply the repeat guard (``guards.py``): stub, warn, halt a scheduled turn."""
         out = []
-        halts = self.deps.approvals.callback() is None  # nobody attached: unattended
+        config = self.deps.config
+        attended = self.deps.approvals.callback() is not None
+        halts = loop_halts(config.loop_halt, scheduled=config.scheduled, attended=attended)
         for result in results:
             ran = result.status in (CallStatus.OK, CallStatus.ERROR)
             if ran and result.duplicate_of is None:

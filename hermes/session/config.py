@@ -17,6 +17,7 @@ from hermes.stopgates import StopSettings
 from hermes.tools import OutputBudget
 
 from .crossed import CrossedReply
+from .guards import LOOP_HALTS
 
 
 class BusyMode(enum.Enum):
@@ -128,6 +129,12 @@ class SessionConfig:
     )
     """Flagged commands where no approver is attached (``approvals.unattended``); a
     subagent (``unattended``) is denied whatever this says (seed #117)."""
+    scheduled: bool = False
+    """A run nobody watches by design (a cron job, a kanban worker; ``Create.scheduled``)."""
+    loop_halt: str = attrs.field(default="scheduled", validator=one_of(LABEL, LOOP_HALTS))
+    """Which looping turns the repeat guard halts (``[tools] loop_halt``, seed #190):
+    ``scheduled`` ones, ``unattended`` ones (scheduled, or nobody to approve), or
+    ``never``; the others only get its warnings."""
     recovery: RecoveryPolicy = attrs.field(factory=RecoveryPolicy)
     """Auto-recovery cycles when the provider keeps failing (``[model]
     auto_recovery_cycles``; waits 15, 30, 60 s)."""

@@ -3,9 +3,11 @@
 Hermes' numbers (seeds #170, #190): from the 2nd identical call in a turn
 (same tool, arguments and result) a result of 512 characters or more that is
 not an error is replaced by a short stub naming the first call; from the 3rd a
-warning is appended to the result; at the 5th an *unattended* turn (nobody
-attached to approve: a subagent, a cron run, a headless session) halts with a
-clear reason, while an attended one only keeps being warned. A poll of a
+warning is appended to the result; at the 5th a *scheduled* turn (a cron job,
+a kanban worker: runs nobody watches by design) halts with a clear reason,
+while any other (the CLI, the WebSocket and HTTP API, a subagent) only keeps
+being warned (``loop_halts``; ``[tools] loop_halt`` can widen it to every turn
+nobody is attached to approve in, or turn halts off). A poll of a
 background process (``process`` poll, log, wait, list) is expected to repeat:
 it is stubbed but never warned or halted. Three batches in a row that name
 only unknown tools end the turn.
@@ -108,6 +110,23 @@ class RepeatGuard:
                 stub,
             )
         return RepeatCheck(Verdict.OK, count, stub=stub)
+
+
+LOOP_HALTS = ("scheduled", "unattended", "never")
+"""``SessionConfig.loop_halt``'s choices: which looping turns ``halt_at`` ends."""
+
+
+def loop_halts(mode: str, *, scheduled: bool, attended: bool) -> bool:
+    """Whether a looping turn halts (seed #190: runs nobody watches by design, such as
+    cron jobs; the CLI, the API and subagents only get warnings)."""
+    match mode:
+        case "scheduled":
+            return scheduled
+        case "unattended":
+            return scheduled or not attended
+        case "never":
+            return False
+    raise ValueError(f"loop_halt: expected one of {', '.join(LOOP_HALTS)}, got {mode!r}")
 
 
 class UnknownToolStreak:

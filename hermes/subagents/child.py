@@ -96,6 +96,7 @@ def child_config(
         max_iterations=config.max_iterations,
         load_context_files=True,
         unattended=True,
+        scheduled=False,  # a child of a cron run is a subagent: warned, not halted (#190)
     )
 
 

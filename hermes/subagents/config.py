@@ -52,7 +52,8 @@ class SubagentConfig:
     """Levels of children below the top-level session. 1: only the top level delegates;
     with 2 or 3, a child above the bottom level may orchestrate its own children."""
     orchestrator_enabled: bool = True
-    """Whether a task may ask for a child that delegates further (within ``max_depth``)."""
+    """Whether a child above the bottom level of ``max_depth`` delegates further (decided
+    by depth in code, seed #243; the model's ``orchestrate`` is ignored)."""
     max_concurrent_children: int = attrs.field(default=10, validator=_count)
     """Running children per parent session; more wait in the admission queue."""
     max_total_children: int = attrs.field(default=64, validator=_count)
@@ -63,9 +64,10 @@ class SubagentConfig:
     """Tasks waiting for a slot, daemon-wide; a batch that would overflow it is refused."""
     max_batch: int = attrs.field(default=100, validator=_count)
     """Tasks in one ``delegate_task`` call."""
-    max_background: int = attrs.field(default=3, validator=_count)
-    """Background delegations running at once per parent (more run inline, or are refused
-    when the model decides)."""
+    max_background: int = attrs.field(default=10, validator=_count)
+    """The parent's background pool, in children: tasks of its background delegations not
+    yet done, this call's included (Hermes' pool is ``max_concurrent_children``, 10; seed
+    #252). A call that does not fit runs inline, or is refused when the model decides."""
     background: str = attrs.field(default=TOP_LEVEL, validator=one_of(LABEL, MODES))
     """Who places a delegation (``placement.py``, seed #252): ``"top_level"`` (code: the
     top level's in the background, a subagent's inline) or ``"model"`` (its flag)."""

@@ -29,7 +29,7 @@ class Delegate(Call["BatchResult | DelegationStarted | Refused"]):
     """Tokens of the delegating session's context as of its latest reply (a value from
     its turn): each summary's cap comes from what is left of the window."""
     inline_if_full: bool = False
-    """Background asked by code (seed #252): at ``max_background`` the batch runs inline
+    """Background asked by code (seed #252): past ``max_background`` the batch runs inline
     (answered with its ``BatchResult``) instead of being refused."""
 
 

@@ -6,8 +6,9 @@ Hermes does, and the model's ``background`` flag is ignored: a
 subagent's call runs inline. A top-level call still runs inline, its result
 starting with a note saying why, when nobody could take a result later (no
 approver attached to the session: a cron run, an HTTP client's request, a
-headless session) or when the parent's background pool is full
-(``max_background``; the supervisor decides that, ``inline_if_full``). With
+headless session) or when the call's tasks do not fit in the parent's
+background pool (``max_background`` children, Hermes' 10; the supervisor
+decides that, ``inline_if_full``). With
 ``"model"`` the model's flag decides (default inline) and a full pool refuses.
 """
 
@@ -20,7 +21,7 @@ MODEL = "model"
 MODES = (TOP_LEVEL, MODEL)
 
 NO_LISTENER = "nobody is attached to this session to receive a result later"
-POOL_FULL = "this session's background delegations are at their limit (max_background)"
+POOL_FULL = "this session's background subagents would exceed its pool (max_background)"
 
 
 @attrs.frozen(slots=True)

@@ -209,13 +209,15 @@ class SubagentSupervisor(Actor):
         spawn_checks(self.runtime.gate, config, self.depth)
         background = request.background
         if background:
-            running = sum(1 for b in self._batches.values() if b.background)
-            if running >= config.max_background and request.inline_if_full:
+            running = sum(b.remaining for b in self._batches.values() if b.background)
+            fits = running + len(request.tasks) <= config.max_background
+            if not fits and request.inline_if_full:
                 background = False  # code asked for background: run inline (seed #252)
-            elif running >= config.max_background:
+            elif not fits:
                 raise AtCapacity(
-                    f"{running} background delegations are already running (the limit is "
-                    f"{config.max_background}). Nothing was started; wait for one to report."
+                    f"{running} background subagents are already running or waiting and this "
+                    f"call has {len(request.tasks)} (the pool holds {config.max_background}). "
+                    "Nothing was started; wait for one to report."
                 )
         if request.delegation_id in self._batches:
             raise DelegationError(f"delegation {request.delegation_id} already exists")

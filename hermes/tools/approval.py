@@ -100,7 +100,8 @@ class Unattended(enum.Enum):
     DENY = "deny"
     """Refused (the default: a daemon runs turns nobody watches)."""
     ALLOW = "allow"
-    """Run, as Hermes runs a headless one-off (never the floor, never an opaque finding)."""
+    """Run, as Hermes runs a headless run other than -q or cron (never the floor, never an
+    opaque finding)."""
 
 
 class Verdict(enum.Enum):

@@ -1,13 +1,16 @@
-"""The [tools] and [approvals] keys of issue 24 (items 3, 7-9): defaults, settings, errors."""
+"""The [tools], [approvals] and [processes] keys of issue 24 (items 3, 7-9): defaults,
+settings, errors."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from hermes.daemon.config import ConfigError, load_config
-from hermes.daemon.session_settings import tool_registry, tool_settings
+from hermes.daemon.session_settings import process_config, tool_registry, tool_settings
+from hermes.processes import ProcessConfig
 from hermes.session import SessionConfig
 from hermes.tools.builtin import TerminalTool
 
@@ -18,8 +21,9 @@ def test_defaults_are_hermes_and_reach_the_session_and_terminal(tmp_path: Path) 
     assert settings["call_timeout"] == 420.0
     assert settings["unattended_approvals"] == "deny"
     assert settings["env_passthrough"] == ()
+    assert settings["loop_halt"] == "scheduled"  # seed #190: only runs nobody watches halt
     session = SessionConfig(model="m", cwd=tmp_path, spill_dir=tmp_path, **settings)
-    assert session.call_timeout == 420.0
+    assert session.call_timeout == 420.0 and session.loop_halt == "scheduled"
     # The parent's step cap is Hermes' installer-written agent.max_turns (seed #180).
     assert config.get("session", "max_iterations") == 500 == session.max_iterations
     terminal = tool_registry(config).get("terminal")
@@ -31,13 +35,15 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
         "[tools]\ndeadline = 90\nforeground_timeout = 30\nforeground_max_timeout = 60\n"
-        "env_passthrough = ['GITHUB_TOKEN']\n[approvals]\nunattended = 'allow'\n"
+        "env_passthrough = ['GITHUB_TOKEN']\nloop_halt = 'unattended'\n"
+        "[approvals]\nunattended = 'allow'\n"
     )
     config = load_config(path, env={})
     settings = tool_settings(config)
     assert settings["call_timeout"] == 90
     assert settings["env_passthrough"] == ("GITHUB_TOKEN",)
     assert settings["unattended_approvals"] == "allow"
+    assert settings["loop_halt"] == "unattended"
     terminal = tool_registry(config).get("terminal")
     assert isinstance(terminal, TerminalTool)
     assert (terminal.default_timeout, terminal.max_timeout) == (30, 60)
@@ -46,7 +52,7 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[tools]\ndeadline = 0\n", "[tools] deadline: expected"),
+        ("[tools]\ndeadline = -1\n", "[tools] deadline: expected"),
         ("[tools]\ndeadline = 'long'\n", "[tools] deadline: expected"),
         ("[tools]\nforeground_timeout = 0\n", "[tools] foreground_timeout: expected"),
         ("[tools]\nforeground_max_timeout = 1.5\n", "[tools] foreground_max_timeout: expected"),
@@ -58,6 +64,13 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
             "not the daemon's own credential ANTHROPIC_API_KEY",
         ),
         ("[tools]\ntimeout = 3\n", "[tools] timeout: unknown key"),
+        ("[tools]\nloop_halt = 'sometimes'\n", "[tools] loop_halt: expected"),
+        ("[processes]\nmax_processes = 0\n", "[processes] max_processes: expected"),
+        ("[processes]\nkill_grace = -1\n", "[processes] kill_grace: expected"),
+        ("[processes]\nwait_max = 'long'\n", "[processes] wait_max: expected"),
+        ("[processes]\nbackground_on_redirect = 'yes'\n", "[processes] background_on_redirect"),
+        ("[processes]\nleftover_commands = 'ignore'\n", "[processes] leftover_commands"),
+        ("[processes]\nmax_procs = 3\n", "[processes] max_procs: unknown key"),
         ("[approvals]\nunattended = 'ask'\n", "[approvals] unattended: expected"),
         ("[approvals]\nunattended = true\n", "[approvals] unattended: expected"),
         (
@@ -126,3 +139,30 @@ def test_bad_subagent_and_fallback_values_name_the_key(
     with pytest.raises(ConfigError) as info:
         load_config(path, env={})
     assert message in str(info.value), str(info.value)
+
+
+def test_a_zero_deadline_means_none(tmp_path: Path) -> None:
+    """Seed #165: ``0`` disables the tool deadline (a call is then bounded only by itself)."""
+    path = tmp_path / "config.toml"
+    path.write_text("[tools]\ndeadline = 0\n")
+    settings = tool_settings(load_config(path, env={}))
+    assert settings["call_timeout"] == math.inf
+    session = SessionConfig(model="m", cwd=tmp_path, spill_dir=tmp_path, **settings)
+    assert session.call_timeout == math.inf
+
+
+def test_process_keys_reach_every_sessions_registry(tmp_path: Path) -> None:
+    assert process_config(load_config(None, env={})) == ProcessConfig()  # the same defaults
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[processes]\nmax_processes = 8\nfinished_ttl = 60\nbuffer_chars = 5000\n"
+        "poll_tail = 200\nlog_limit = 3000\nkill_grace = 0.5\nwait_max = 30\n"
+        "pattern_interval = 5\npattern_lifetime = 2\nnotice_tail = 500\nmax_write = 1024\n"
+        "background_on_redirect = false\nleftover_commands = 'list'\n"
+    )
+    got = process_config(load_config(path, env={}))
+    assert (got.max_processes, got.finished_ttl, got.buffer_chars) == (8, 60.0, 5000)
+    assert (got.poll_tail, got.log_limit, got.kill_grace, got.wait_max) == (200, 3000, 0.5, 30)
+    assert (got.pattern_interval, got.pattern_lifetime, got.notice_tail) == (5, 2, 500)
+    assert got.max_write == 1024 and got.background_on_redirect is False
+    assert got.leftover_commands == "list"

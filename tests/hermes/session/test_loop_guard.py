@@ -1,18 +1,26 @@
 """Loop guardrails through a session (issue 24, item 3; seeds #170, #190).
 
 The same terminal call with the same large result: a stub from the 2nd, a
-warning from the 3rd, and at the 5th an unattended turn halts while an
-attended one (an approver attached) is only warned. Process polls never warn.
+warning from the 3rd, and at the 5th a scheduled run's turn (a cron job, a
+kanban worker) halts while any other (headless, attended, a subagent) is only
+warned, unless ``loop_halt`` says otherwise. Process polls never warn.
 """
 
 from __future__ import annotations
 
+import attrs
+import pytest
 import trio
 
+from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
-from hermes.session import SessionHandle, TurnEnd
+from hermes.session import SessionConfig, SessionDeps, SessionHandle, TurnEnd, start_session
 from hermes.store import StoreClient
+from hermes.subagents.child import child_config
+from hermes.subagents.config import SubagentConfig
+from hermes.subagents.tasks import TaskSpec
 
+from .conftest import SessionFactory
 from .helpers import assert_valid, result_text, results_by_id
 
 BIG = "printf 'x%.0s' $(seq 600)"  # 600 characters, the same every time
@@ -36,9 +44,10 @@ async def _texts(store: StoreClient, session: SessionHandle, ids: list[str]) -> 
     return [result_text(blocks[i]) for i in ids if i in blocks]
 
 
-async def test_an_unattended_turn_is_stubbed_warned_and_halted_at_the_fifth(
-    session: SessionHandle, fake: FakeProvider, store: StoreClient
+async def test_a_scheduled_turn_is_stubbed_warned_and_halted_at_the_fifth(
+    open_session: SessionFactory, fake: FakeProvider, store: StoreClient
 ) -> None:
+    session = await open_session(scheduled=True)
     ids = _repeats(fake, BIG, 6)
     with trio.fail_after(30):
         result = await session.run("loop")
@@ -57,11 +66,12 @@ async def test_an_unattended_turn_is_stubbed_warned_and_halted_at_the_fifth(
     assert fake.script.pending == 2  # the 6th call and the closing reply were not asked for
 
 
-async def test_an_attended_turn_is_only_warned(
-    session: SessionHandle, fake: FakeProvider, store: StoreClient
+async def _only_warned(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient, *, approver: bool
 ) -> None:
+    """Six identical calls run to the closing reply, warned from the 3rd, never halted."""
     ids = _repeats(fake, BIG, 6)
-    with session.subscribe(approvals=True), trio.fail_after(30):
+    with session.subscribe(approvals=approver), trio.fail_after(30):
         result = await session.run("loop")
     assert result.reason is TurnEnd.COMPLETED and result.text == "done"
     texts = await _texts(store, session, ids)
@@ -70,6 +80,54 @@ async def test_an_attended_turn_is_only_warned(
         assert f"this is call {number} of terminal" in text, text
         assert "repeating it changes nothing" in text
         assert "Turn halted" not in text
+
+
+async def test_an_attended_turn_is_only_warned(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient
+) -> None:
+    await _only_warned(session, fake, store, approver=True)
+
+
+async def test_a_headless_turn_is_only_warned_at_the_defaults(
+    session: SessionHandle, fake: FakeProvider, store: StoreClient
+) -> None:
+    """Nobody attached to approve (an API client, a script): Hermes' API server warns."""
+    await _only_warned(session, fake, store, approver=False)
+
+
+async def test_a_subagent_is_only_warned_even_under_a_scheduled_parent(
+    system: ActorSystem,
+    config: SessionConfig,
+    deps: SessionDeps,
+    fake: FakeProvider,
+    store: StoreClient,
+) -> None:
+    parent = attrs.evolve(config, scheduled=True)
+    child = child_config(parent, SubagentConfig(), "sub_1", TaskSpec(goal="loop"))
+    session = await start_session(system, child, deps)
+    await _only_warned(session, fake, store, approver=False)
+
+
+async def test_loop_halt_unattended_also_halts_a_turn_nobody_can_approve_in(
+    open_session: SessionFactory, fake: FakeProvider
+) -> None:
+    session = await open_session(loop_halt="unattended")
+    _repeats(fake, BIG, 6)
+    with trio.fail_after(30):
+        result = await session.run("loop")
+    assert result.reason is TurnEnd.HALTED and "called 5 times" in result.detail
+
+
+async def test_loop_halt_never_only_warns_a_scheduled_turn(
+    open_session: SessionFactory, fake: FakeProvider, store: StoreClient
+) -> None:
+    session = await open_session(scheduled=True, loop_halt="never")
+    await _only_warned(session, fake, store, approver=False)
+
+
+def test_a_bad_loop_halt_is_refused_by_name(config: SessionConfig) -> None:
+    with pytest.raises(ValueError, match="loop_halt"):
+        attrs.evolve(config, loop_halt="sometimes")
 
 
 async def test_a_small_repeated_result_is_warned_but_not_stubbed(

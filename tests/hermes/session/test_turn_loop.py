@@ -192,9 +192,10 @@ async def test_repeated_identical_call_gets_a_warning_at_three(
     assert "this is call 3 of read_file" in seen
 
 
-async def test_repeated_identical_call_halts_the_turn_at_five(
-    session: SessionHandle, fake: FakeProvider, store: StoreClient, workdir: Path
+async def test_repeated_identical_call_halts_a_scheduled_turn_at_five(
+    open_session: SessionFactory, fake: FakeProvider, store: StoreClient, workdir: Path
 ) -> None:
+    session = await open_session(scheduled=True)  # a cron run's (seed #190)
     (workdir / "same.txt").write_text("unchanging\n")
     call = ToolUse("read_file", {"path": "same.txt"})
     fake.enqueue(*[Reply.of(call)] * 5)

@@ -123,6 +123,39 @@ async def test_at_the_background_limit_a_top_level_call_runs_inline_with_a_note(
     assert "quick answer" in second
 
 
+async def test_the_background_pool_counts_subagents_not_delegations(
+    fake: FakeProvider, open_parent: Parent
+) -> None:
+    """Seed #252: the pool is in children. Two slow tasks running in the background leave
+    room for one more in a pool of 3, so a second call with two tasks runs inline."""
+    fake.when(Hang(), predicate=lambda r: child_of("slow one")(r) or child_of("slow two")(r))
+    fake.when(Reply.of("quick answer"), predicate=child_of("quick chore"))
+    slow = {"tasks": [{"goal": "slow one"}, {"goal": "slow two"}]}
+    quick = {"tasks": [{"goal": "quick chore"}, {"goal": "quick chore again"}]}
+
+    def reply(req: MessagesRequest) -> Reply | None:
+        if not is_parent(req):
+            return None
+        if req.tool_results():
+            return Reply.of("parent carries on")
+        return Reply.of(
+            ToolUse("delegate_task", slow if req.last_user_text() == "first" else quick)
+        )
+
+    fake.when(reply)
+    parent, _ = await open_parent(max_background=3)
+    with parent.subscribe(approvals=True):
+        await run(parent, "first")
+        await run(parent, "second")
+        first, second = parent_tool_results(fake)
+        await parent.cancel()
+    assert first.startswith("Started background delegation")
+    assert second.startswith(
+        "[Ran inline, not in the background: this session's background subagents would exceed"
+    )
+    assert second.count("quick answer") == 2
+
+
 async def test_in_model_mode_the_models_flag_decides(
     fake: FakeProvider, open_parent: Parent
 ) -> None:
