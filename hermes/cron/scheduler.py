@@ -105,6 +105,8 @@ class CronDeps:
     deliverer: Deliverer = attrs.field(factory=Deliverer)
     """Delivers results to the jobs' targets (sessions only if it was given a sink)."""
     script_timeout: float = SCRIPT_TIMEOUT
+    env_passthrough: tuple[str, ...] = ()
+    """Secret-looking variables pre-run scripts still get (``[tools] env_passthrough``)."""
 
 
 Locate = Callable[[ActorContext], CronDeps]
@@ -154,7 +156,7 @@ class Scheduler(Actor):
         deps = self.locate(self.ctx)
         self.store, self.runner, self.estop = deps.store, deps.runner, deps.estop
         self.scripts, self.deliverer = deps.scripts, deps.deliverer
-        self.script_timeout = deps.script_timeout
+        self.script_timeout, self.env_passthrough = deps.script_timeout, deps.env_passthrough
         now = self.clock()
         for job in await self.store.request(q.ListJobs(), timeout=30.0):
             try:
@@ -277,7 +279,9 @@ class Scheduler(Actor):
                 )
             except ScriptError as error:
                 return RunOutcome("failed", f"pre-run script refused: {error}")
-            script = await run_script(path, cwd=cwd, timeout=self.script_timeout)
+            script = await run_script(
+                path, cwd=cwd, timeout=self.script_timeout, keep=self.env_passthrough
+            )
             if not script.wake:
                 said = "printed nothing" if not script.output.strip() else "said wakeAgent: false"
                 return RunOutcome("skipped", f"the pre-run script {said}: no model call")

@@ -12,7 +12,8 @@ relative to that folder:
   it resolves inside the folder.
 
 The script runs first, as its own process group (``hermes.procgroup``), with
-the daemon's environment minus its secrets (``hermes.tools.scrub_env``), in the
+the daemon's environment minus its secrets (``hermes.tools.scrub_env``; those
+named by ``[tools] env_passthrough`` are kept, as for the tools), in the
 job's working directory (else the scripts folder), stdin from ``/dev/null``,
 stdout and stderr read together, for at most ``SCRIPT_TIMEOUT`` seconds (then
 the group is killed). An executable file runs as it is; otherwise ``.py`` runs
@@ -33,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -148,10 +150,17 @@ def _cut(text: str, limit: int = OUTPUT_LIMIT) -> str:
 
 
 async def run_script(
-    path: Path, *, cwd: Path, timeout: float = SCRIPT_TIMEOUT, environ: dict[str, str] | None = None
+    path: Path,
+    *,
+    cwd: Path,
+    timeout: float = SCRIPT_TIMEOUT,
+    environ: Mapping[str, str] | None = None,
+    keep: Iterable[str] = (),
 ) -> ScriptRun:
-    """Run the script (see the module docstring); a failure is in the answer, not raised."""
-    env = scrub_env(os.environ if environ is None else environ)
+    """Run the script (see the module docstring); a failure is in the answer, not raised.
+
+    ``keep``: secret-looking variables it still gets (``[tools] env_passthrough``)."""
+    env = scrub_env(os.environ if environ is None else environ, keep=keep)
     try:
         result = await run_command(
             script_argv(path), cwd=cwd, env=env, timeout=timeout, capture=OutputCapture()

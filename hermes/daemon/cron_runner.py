@@ -139,6 +139,7 @@ def locate(settings: Settings) -> Locate:
             deliverer=Deliverer(
                 data_dir=data_dir, to_session=deliver_to_session(ctx.system, manager)
             ),
+            env_passthrough=tuple(settings.config.get("tools", "env_passthrough")),
         )
 
     return found

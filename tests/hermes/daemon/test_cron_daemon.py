@@ -148,3 +148,28 @@ def test_a_run_without_activity_for_its_timeout_is_cut_off_and_recorded(tmp_path
     # each streamed delta of the demo model comes 8 s after the one before
     with running_daemon(tmp_path, "[model]\nfake_event_delay = 8.0\n") as daemon:
         trio.run(body, daemon)
+
+
+def test_a_pre_run_script_gets_the_passthrough_secrets_and_no_others(tmp_path: Path) -> None:
+    """``[tools] env_passthrough`` reaches a job's pre-run script as it reaches the tools;
+    every other secret-looking variable of the daemon is scrubbed (seed #121)."""
+    config = '[tools]\nenv_passthrough = ["GITHUB_TOKEN"]\n'
+    secrets = {"GITHUB_TOKEN": "ghp_passed", "DEPLOY_SECRET": "hidden"}
+
+    async def scenario(daemon: Daemon) -> None:
+        scripts = daemon.paths.data_dir / "scripts"
+        scripts.mkdir(parents=True, exist_ok=True)
+        (scripts / "env.sh").write_text('echo "gh:$GITHUB_TOKEN; deploy:$DEPLOY_SECRET; end"\n')
+        async with connect(daemon.endpoint) as client:  # type: ignore[arg-type]
+            job = await client.call(
+                "cron.add", schedule="every 1h", prompt="report", script="env.sh"
+            )
+            await client.call("cron.run", job=job["id"])
+            (run, *_) = await until_done(client, job["id"])
+            hits = await client.call("search", query="deploy", session=run["session_id"])
+        assert run["outcome"] == "ok", run
+        [hit] = hits  # the run's prompt, which holds the script's output; [...]: the match
+        assert "gh:ghp_passed; [deploy]:; end" in hit["snippet"], hit
+
+    with running_daemon(tmp_path, config, **secrets) as daemon:
+        trio.run(scenario, daemon)
