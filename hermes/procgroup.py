@@ -13,13 +13,14 @@ It ends in one of four ways, and in each the whole group is gone afterwards:
 
 - the leader exits: leftover members of its group (``cmd &``) are killed;
 - the timeout fires: the group is killed, ``timed_out`` is set;
-- ``interrupt`` is set: the group is killed, ``interrupted`` is set;
+- ``interrupt`` (a ``hermes.bell.Bell``) rings: the group is killed,
+  ``interrupted`` is set;
 - the caller's scope is cancelled: the group is killed in a shielded,
   time-bounded cleanup (SIGKILL after a short ``cancel_grace``, 0.2 s) and
   ``trio.Cancelled`` propagates.
 
-The one exception: with ``yield_to`` and ``hand_over``, a ``yield_to`` that is
-set while the leader runs stops the reading and offers the live process to
+The one exception: with ``yield_to`` and ``hand_over``, a ``yield_to`` bell
+that rings while the leader runs stops the reading and offers the live process to
 ``hand_over`` (a ``Handover``: a redirect moving a foreground command to the
 background registry, ``hermes.processes.yielded``). Once that sets ``taken``
 the group, its output pipe and its record are the taker's and nothing here
@@ -62,6 +63,8 @@ from pathlib import Path
 
 import attrs
 import trio
+
+from hermes.bell import Bell, cancelled_by
 
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_enabled = False
@@ -404,14 +407,14 @@ async def run_command(
     cwd: Path,
     env: Mapping[str, str],
     timeout: float,
-    interrupt: trio.Event | None = None,
+    interrupt: Bell | None = None,
     capture: OutputCapture | None = None,
     on_output: Callable[[OutputCapture], None] | None = None,
     grace: float = 1.0,
     cancel_grace: float = 0.2,
     drain_timeout: float = 1.0,
     slot: GroupSlot | None = None,
-    yield_to: trio.Event | None = None,
+    yield_to: Bell | None = None,
     hand_over: Callable[[Handover], Awaitable[None]] | None = None,
 ) -> CommandResult:
     """Run ``argv`` in its own process group (see the module docstring).
@@ -460,27 +463,19 @@ async def run_command(
         finally:
             reader_done.set()
 
-    async def watch(event: trio.Event, scope: trio.CancelScope, why: str) -> None:
-        nonlocal interrupted, yielded
-        await event.wait()
-        if why == "interrupt":
-            interrupted = True
-        else:
-            yielded = True
-        scope.cancel()
-
     try:
         if slot is not None:
             await _release(process, slot)
         async with trio.open_nursery() as nursery:
             reading = trio.CancelScope()
             nursery.start_soon(read, reading)
-            with trio.CancelScope(deadline=started + timeout) as waiting:
-                if interrupt is not None:
-                    nursery.start_soon(watch, interrupt, waiting, "interrupt")
-                if yield_to is not None and hand_over is not None:
-                    nursery.start_soon(watch, yield_to, waiting, "yield")
+            yields = yield_to if hand_over is not None else None
+            deadline = trio.CancelScope(deadline=started + timeout)
+            with cancelled_by(deadline, interrupt, yields) as waiting:  # a ring ends it
                 await process.wait()
+            if waiting.cancelled_caught:
+                interrupted = interrupt is not None and interrupt.is_set()
+                yielded = not interrupted and yields is not None and yields.is_set()
             timed_out = waiting.cancelled_caught and not interrupted and not yielded
             if yielded and not interrupted and hand_over is not None and process.returncode is None:
                 reading.cancel()  # a cancelled receive consumed nothing: the rest is the taker's

@@ -14,7 +14,7 @@ relative to that folder:
 The script runs first, as its own process group (``hermes.procgroup``), with
 the daemon's environment minus its secrets (``hermes.tools.scrub_env``; those
 named by ``[tools] env_passthrough`` are kept, as for the tools), in the
-job's working directory (else the scripts folder), stdin from ``/dev/null``,
+job's working directory (else the script's own folder), stdin from ``/dev/null``,
 stdout and stderr read together, for at most ``SCRIPT_TIMEOUT`` seconds (then
 the group is killed). An executable file runs as it is; otherwise ``.py`` runs
 with ``python3`` and ``.sh`` with ``sh``.

@@ -16,6 +16,7 @@ from typing import TypeVar
 import trio
 
 from actors import ActorExited, Call, CallTarget, CallTimeout, MailboxFull
+from hermes.bell import Bell, cancelled_by
 from hermes.procgroup import Handover
 
 from .config import ProcessConfig
@@ -149,8 +150,8 @@ class ProcessService:
         process_id: str,
         timeout: float,
         *,
-        interrupt: trio.Event | None = None,
-        redirect: trio.Event | None = None,
+        interrupt: Bell | None = None,
+        redirect: Bell | None = None,
     ) -> WaitResult:
         """Wait for the process to finish, at most ``timeout`` seconds (capped at ``wait_max``).
 
@@ -165,32 +166,15 @@ class ProcessService:
                 return await self._ended_early(process_id, outcome)
         bounded = min(max(timeout, 0.0), self.config.wait_max)
         result: WaitResult | None = None
-        error: ProcessError | None = None
-        stopped_by: WaitOutcome = WaitOutcome.INTERRUPTED
-
-        async def watch(event: trio.Event, outcome: WaitOutcome, scope: trio.CancelScope) -> None:
-            nonlocal stopped_by
-            await event.wait()
-            stopped_by = outcome
-            scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            if interrupt is not None:
-                nursery.start_soon(watch, interrupt, WaitOutcome.INTERRUPTED, nursery.cancel_scope)
-            if redirect is not None:
-                nursery.start_soon(watch, redirect, WaitOutcome.REDIRECTED, nursery.cancel_scope)
-            try:
-                result = await self._call(
-                    self.registry, Wait(process_id, bounded), bounded + WAIT_MARGIN
-                )
-            except ProcessError as exc:
-                error = exc  # raised bare below, not wrapped in the nursery's group
-            nursery.cancel_scope.cancel()
-        if error is not None:
-            raise error
-        if result is None:
-            return await self._ended_early(process_id, stopped_by)
-        return result
+        with cancelled_by(trio.CancelScope(), interrupt, redirect):  # a ring ends the wait
+            result = await self._call(
+                self.registry, Wait(process_id, bounded), bounded + WAIT_MARGIN
+            )
+        if result is not None:
+            return result
+        interrupted = interrupt is not None and interrupt.is_set()
+        stopped_by = WaitOutcome.INTERRUPTED if interrupted else WaitOutcome.REDIRECTED
+        return await self._ended_early(process_id, stopped_by)
 
     async def _ended_early(self, process_id: str, outcome: WaitOutcome) -> WaitResult:
         polled = await self.poll(process_id)

@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from actors import ActorContext
+from hermes.bell import Bell
 from hermes.model import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from hermes.store import StoreError
 from hermes.tools import (
@@ -131,7 +132,7 @@ class TurnBatches:
 
     # -- running ---------------------------------------------------------------------------
 
-    def _tools_ctx(self, redirect: trio.Event) -> ToolContext:
+    def _tools_ctx(self, redirect: Bell) -> ToolContext:
         return attrs.evolve(
             self.deps.tools_ctx,
             interrupt=self.controls.interrupt,

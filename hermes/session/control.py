@@ -42,6 +42,7 @@ from contextlib import contextmanager, suppress
 import attrs
 import trio
 
+from hermes.bell import Bell
 from hermes.model import TextBlock
 from hermes.tools import ToolSnapshot
 
@@ -72,8 +73,8 @@ class TurnStatus:
         self.request: trio.CancelScope | None = None
         """The scope of the model request in flight (a redirect or an interrupt cancels it)."""
         self.holds = 0
-        self.tools: trio.Event | None = None
-        """The running tool batch's redirect event: a redirect sets it (a foreground
+        self.tools: Bell | None = None
+        """The running tool batch's redirect bell: a redirect rings it (a foreground
         command moves to the background, ``hermes/processes/yielded.py``)."""
         """Work that must not be soft-interrupted by a new prompt (subagents, compression)."""
 
@@ -108,7 +109,7 @@ class TurnInbox:
     def __init__(
         self,
         steers: trio.MemoryReceiveChannel[Steer],
-        interrupt: trio.Event,
+        interrupt: Bell,
         status: TurnStatus,
         asks: trio.MemoryReceiveChannel[Ask],
     ) -> None:
@@ -172,11 +173,11 @@ class TurnInbox:
             self.status.request = None
 
     @contextmanager
-    def running_tools(self) -> Iterator[trio.Event]:
-        """While entered, a batch runs: a redirect sets the event given (its own)."""
-        self.status.tools = event = trio.Event()
+    def running_tools(self) -> Iterator[Bell]:
+        """While entered, a batch runs: a redirect rings the bell given (its own)."""
+        self.status.tools = bell = Bell()
         try:
-            yield event
+            yield bell
         finally:
             self.status.tools = None
 
@@ -209,7 +210,7 @@ class TurnHandle:
         capacity: int,
         steers: trio.MemorySendChannel[Steer],
         remains: trio.MemoryReceiveChannel[Steer],
-        interrupt: trio.Event,
+        interrupt: Bell,
         status: TurnStatus,
         asks: tuple[trio.MemorySendChannel[Ask], trio.MemoryReceiveChannel[Ask]],
     ) -> None:
@@ -299,7 +300,7 @@ def turn_link(capacity: int) -> tuple[TurnHandle, TurnInbox]:
     """The two ends of a new turn's controls: the session's handle, the turn's inbox."""
     send, receive = trio.open_memory_channel[Steer](capacity)
     ask, asks = trio.open_memory_channel[Ask](ASK_CAPACITY)
-    interrupt, status = trio.Event(), TurnStatus()
+    interrupt, status = Bell(), TurnStatus()
     handle = TurnHandle(capacity, send, receive.clone(), interrupt, status, (ask, asks.clone()))
     return handle, TurnInbox(receive, interrupt, status, asks)
 

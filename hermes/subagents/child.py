@@ -29,7 +29,7 @@ from hermes.session import ChildHost, ChildOwner, SessionConfig, SessionDeps
 from hermes.tools import ToolRegistry
 from hermes.tools.builtin.process_tool import ProcessTool
 
-from .config import SubagentConfig
+from .config import BLOCKED_TOOLSETS, SubagentConfig
 from .driver import ChildPlan
 from .output import schema_instructions
 from .progress import Progress
@@ -67,7 +67,9 @@ def child_registry(
     else:
         refused.add("delegate_task")
     return ToolRegistry(
-        t.for_subagent() if isinstance(t, ProcessTool) else t for t in base if t.name not in refused
+        t.for_subagent() if isinstance(t, ProcessTool) else t
+        for t in base
+        if t.name not in refused and t.toolset not in BLOCKED_TOOLSETS
     )
 
 

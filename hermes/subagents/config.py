@@ -22,9 +22,12 @@ MAX_DEPTH_LIMIT = 3
 """The deepest tree a configuration may allow (Hermes' ceiling)."""
 
 BLOCKED_TOOLS: frozenset[str] = frozenset(
-    {"delegate_task", "memory", "clarify", "send_message", "execute_code"}
+    {"delegate_task", "memory", "clarify", "send_message", "execute_code", "cronjob"}
 )
-"""Tools a child never gets (``delegate_task`` comes back for orchestrators)."""
+"""Tools a child never gets (``delegate_task`` comes back for orchestrators); seed #244's
+list, with ``cronjob`` for its ``cronjob_manage``."""
+BLOCKED_TOOLSETS: frozenset[str] = frozenset({"kanban"})
+"""Toolsets a child never gets: a kanban worker's card tools stay the worker's."""
 
 
 LABEL = "subagent config"

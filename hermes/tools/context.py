@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
-import trio
+
+from hermes.bell import Bell
 
 from .approval import ApprovalCallback, ApprovalSession
 from .base import ProgressKind, ToolProgress
@@ -46,11 +47,12 @@ class ToolContext:
     ask_approval: ApprovalCallback | None = None
     """Asks the attached surfaces; ``None`` means unattended (dangerous commands are denied)."""
     progress: ProgressCallback | None = None
-    interrupt: trio.Event | None = None
-    """Set on a soft interrupt: running commands stop (exit 130), unstarted calls are skipped."""
-    redirect: trio.Event | None = None
-    """Set when the user redirects the turn while this batch runs: a foreground ``terminal``
-    command moves to the background (``[processes] background_on_redirect``)."""
+    interrupt: Bell | None = None
+    """Rung on a soft interrupt: running commands stop (exit 130), unstarted calls are
+    skipped."""
+    redirect: Bell | None = None
+    """Rung when the user redirects the turn while this batch runs: a foreground
+    ``terminal`` command moves to the background (``[processes] background_on_redirect``)."""
     services: Mapping[type[Any], object] = attrs.field(factory=dict)
     guard: PathPolicy = attrs.field(factory=PathPolicy.from_environment)
     """The path policy every file-touching tool applies (``guard/``)."""

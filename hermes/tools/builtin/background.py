@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 import trio
 
+from hermes.bell import Bell, cancelled_by
 from hermes.processes.errors import ProcessError
 from hermes.processes.service import ProcessService
 from hermes.processes.state import LogResult, ProcessInfo, WaitOutcome, WaitResult
@@ -103,7 +104,7 @@ def redirected(info: ProcessInfo, output: str, verdict: str, duration: float) ->
     )
 
 
-def _yield_to(ctx: ToolContext, service: ProcessService) -> trio.Event | None:
+def _yield_to(ctx: ToolContext, service: ProcessService) -> Bell | None:
     """The event a redirect sets, if it moves commands here; None: a redirect waits."""
     return ctx.redirect if service.config.background_on_redirect else None
 
@@ -201,17 +202,13 @@ async def _wait_reporting(
     timeout: int,
     ctx: ToolContext,
     interval: float,
-    redirect: trio.Event | None = None,
+    redirect: Bell | None = None,
 ) -> WaitResult | None:
     """Wait up to ``timeout`` (in waits of at most ``wait_max``), reporting output meanwhile;
     None if ``redirect`` was set first (the process runs on)."""
     deadline = trio.current_time() + timeout
     result: WaitResult | None = None
     error: ProcessError | None = None
-
-    async def yield_on(event: trio.Event, scope: trio.CancelScope) -> None:
-        await event.wait()
-        scope.cancel()
 
     async def report() -> None:
         last = ""
@@ -228,9 +225,7 @@ async def _wait_reporting(
     async with trio.open_nursery() as nursery:
         if ctx.progress is not None:
             nursery.start_soon(report)
-        with trio.CancelScope() as waiting:
-            if redirect is not None:
-                nursery.start_soon(yield_on, redirect, waiting)
+        with cancelled_by(trio.CancelScope(), redirect) as waiting:  # a redirect ends it
             try:
                 while True:
                     left = deadline - trio.current_time()

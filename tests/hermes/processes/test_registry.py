@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from hermes.bell import Bell
 from hermes.processes import (
     ProcessNotFound,
     ProcessNotRunning,
@@ -131,7 +132,7 @@ async def test_wait_times_out_or_returns_early_on_interrupt(
         timed_out = await svc.wait(info.id, 0.3)
         assert timed_out.outcome is WaitOutcome.TIMEOUT
         assert 0.25 <= time.monotonic() - began < 1.5
-        interrupt = trio.Event()
+        interrupt = Bell()
 
         async def press() -> None:
             await trio.sleep(0.2)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 
+from hermes.bell import Bell
 from hermes.processes import NoticeKind, ProcessService, ProcessStatus
 from hermes.procgroup import group_members
 from hermes.tools import ToolCall, ToolContext, ToolOutcome, builtin_tools, default_registry
@@ -32,7 +33,7 @@ def ctx(tmp_path: Path, service: ProcessService) -> ToolContext:
         tmp_path / "spill",
         environ=ENV,
         services={ProcessService: service},
-        interrupt=trio.Event(),
+        interrupt=Bell(),
     )
 
 

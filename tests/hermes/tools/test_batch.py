@@ -12,6 +12,7 @@ import attrs
 import pytest
 import trio
 
+from hermes.bell import Bell
 from hermes.model.types import ToolResultBlock
 from hermes.tools import (
     NO_TIMEOUT,
@@ -303,7 +304,7 @@ async def test_cancellation_is_not_swallowed(tools: ToolRegistry, ctx: ToolConte
 async def test_soft_interrupt_skips_what_has_not_started(
     tools: ToolRegistry, ctx: ToolContext, probe: Probe
 ) -> None:
-    interrupt = trio.Event()
+    interrupt = Bell()
     interruptible = attrs.evolve(ctx, interrupt=interrupt)
     calls = [
         call(0, "other", tag="first", delay=0.2),

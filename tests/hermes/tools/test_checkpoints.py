@@ -10,6 +10,7 @@ import attrs
 import pytest
 import trio
 
+from hermes.bell import Bell
 from hermes.tools import ToolCall, ToolContext, ToolOutcome, ToolRegistry, run_batch
 from hermes.tools.checkpoint import CheckpointService, ShadowRepo, is_destructive
 
@@ -43,7 +44,7 @@ def service(tmp_path: Path) -> CheckpointService:
 def turn(ctx: ToolContext, service: CheckpointService) -> ToolContext:
     """A turn's context: its own interrupt event, checkpoints on, yolo for the rm."""
     ctx.approvals.yolo = True
-    return attrs.evolve(ctx, interrupt=trio.Event(), services={CheckpointService: service})
+    return attrs.evolve(ctx, interrupt=Bell(), services={CheckpointService: service})
 
 
 async def call(registry: ToolRegistry, ctx: ToolContext, tool: str, **args: Any) -> ToolOutcome:

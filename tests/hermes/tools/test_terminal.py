@@ -11,6 +11,7 @@ import attrs
 import pytest
 import trio
 
+from hermes.bell import Bell
 from hermes.procgroup import group_members
 from hermes.tools import (
     ApprovalChoice,
@@ -182,7 +183,7 @@ async def test_workdir(registry: ToolRegistry, ctx: ToolContext, workdir: Path) 
 async def test_interrupt_gives_exit_130(
     registry: ToolRegistry, ctx: ToolContext, workdir: Path
 ) -> None:
-    interrupt = trio.Event()
+    interrupt = Bell()
     interruptible = attrs.evolve(ctx, interrupt=interrupt)
 
     async def interrupt_soon() -> None:
