@@ -94,12 +94,9 @@ class World:
     incarnations: list[SessionActor]
     memory: MemoryStore
 
-    @property
-    def path(self) -> str:
-        """The session actor's path (the same across its restarts)."""
-        ref = self.handle.target.ref  # type: ignore[attr-defined]
-        assert isinstance(ref, ActorRef)
-        return ref.path
+    path: str
+    """The session actor's path (the same across its restarts; while it restarts the
+    handle has no ref to read it from)."""
 
     def lookup(self, below: str) -> ActorRef | None:
         return self.system.lookup(f"{self.path}/{below}")
@@ -169,7 +166,8 @@ async def _world(
     child = await SupervisorClient(sup).child(SESSION_ID)
     handle = SessionHandle(child, hub, timeout=10)
     await handle.state()  # started
-    return World(system, fake, client, store, handle, incarnations, memory)
+    path = child.ref.path  # type: ignore[attr-defined]
+    return World(system, fake, client, store, handle, incarnations, memory, path)
 
 
 async def crash(ref: ActorRef, why: str) -> None:
