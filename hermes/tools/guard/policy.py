@@ -108,6 +108,10 @@ class PathPolicy:
                     "the Hermes daemon's runtime directory, which holds its connection token",
                 ),
                 (_real(str(data_dir / "mcp" / "oauth")), "the MCP servers' OAuth tokens"),
+                (  # with it a model could sign webhook deliveries of its own
+                    _real(str(data_dir / "cron" / "webhook.key")),
+                    "the key that signs the scheduler's webhook deliveries",
+                ),
             ),
             runtime=_runtime_roots(),
             runtime_sockets_dir=_real(sockets) if sockets else "",

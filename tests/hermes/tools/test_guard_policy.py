@@ -42,6 +42,8 @@ def test_the_policy_finds_the_daemon_places_from_the_environment(tmp_path: Path)
     assert policy.check_read(tmp_path / "data" / "spill" / "c1-terminal.txt").allowed
     token = policy.check_read(tmp_path / "data" / "mcp" / "oauth" / "github.json")  # seed #108
     assert token.key == "agent_secret" and "OAuth tokens" in token.reason
+    signing = policy.check_read(tmp_path / "data" / "cron" / "webhook.key")
+    assert signing.key == "agent_secret" and "webhook deliveries" in signing.reason
     config = tmp_path / "cfg" / "hermes" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'# where the store lives\ndata_dir = "{tmp_path / "elsewhere"}"\n')
