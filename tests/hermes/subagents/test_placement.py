@@ -59,6 +59,34 @@ async def run(parent: SessionHandle, text: str) -> None:
         await parent.run(text)
 
 
+async def delegate_twice(
+    fake: FakeProvider,
+    open_parent: Parent,
+    first: dict[str, Any],
+    second: dict[str, Any],
+    **config: Any,
+) -> tuple[str, str]:
+    """An attended parent delegates ``first`` on one prompt, then ``second`` on the next
+    while the first may still run; the two tool results its model read."""
+
+    def reply(req: MessagesRequest) -> Reply | None:
+        if not is_parent(req):
+            return None
+        if req.tool_results():
+            return Reply.of("parent carries on")
+        return Reply.of(ToolUse("delegate_task", first if req.last_user_text() == "1" else second))
+
+    fake.when(reply)
+    parent, _ = await open_parent(**config)
+    with parent.subscribe(approvals=True):
+        await run(parent, "1")
+        await run(parent, "2")
+        results = parent_tool_results(fake)
+        await parent.cancel()
+    assert len(results) == 2, results
+    return results[0], results[1]
+
+
 async def test_code_puts_the_top_levels_call_in_the_background_and_a_subagents_inline(
     fake: FakeProvider, open_parent: Parent, store: StoreClient
 ) -> None:
@@ -102,22 +130,9 @@ async def test_at_the_background_limit_a_top_level_call_runs_inline_with_a_note(
 ) -> None:
     fake.when(Hang(), predicate=child_of("slow chore"))
     fake.when(Reply.of("quick answer"), predicate=child_of("quick chore"))
-
-    def reply(req: MessagesRequest) -> Reply | None:
-        if not is_parent(req):
-            return None
-        if req.tool_results():
-            return Reply.of("parent carries on")
-        goal = "slow chore" if req.last_user_text() == "first" else "quick chore"
-        return Reply.of(ToolUse("delegate_task", {"goal": goal}))
-
-    fake.when(reply)
-    parent, _ = await open_parent(max_background=1)
-    with parent.subscribe(approvals=True):
-        await run(parent, "first")
-        await run(parent, "second")
-        first, second = parent_tool_results(fake)
-        await parent.cancel()
+    first, second = await delegate_twice(
+        fake, open_parent, {"goal": "slow chore"}, {"goal": "quick chore"}, max_background=1
+    )
     assert first.startswith("Started background delegation")
     assert second.startswith("[Ran inline, not in the background: this session's background")
     assert "quick answer" in second
@@ -133,22 +148,7 @@ async def test_the_background_pool_counts_subagents_not_delegations(
     slow = {"tasks": [{"goal": "slow one"}, {"goal": "slow two"}]}
     quick = {"tasks": [{"goal": "quick chore"}, {"goal": "quick chore again"}]}
 
-    def reply(req: MessagesRequest) -> Reply | None:
-        if not is_parent(req):
-            return None
-        if req.tool_results():
-            return Reply.of("parent carries on")
-        return Reply.of(
-            ToolUse("delegate_task", slow if req.last_user_text() == "first" else quick)
-        )
-
-    fake.when(reply)
-    parent, _ = await open_parent(max_background=3)
-    with parent.subscribe(approvals=True):
-        await run(parent, "first")
-        await run(parent, "second")
-        first, second = parent_tool_results(fake)
-        await parent.cancel()
+    first, second = await delegate_twice(fake, open_parent, slow, quick, max_background=3)
     assert first.startswith("Started background delegation")
     assert second.startswith(
         "[Ran inline, not in the background: this session's background subagents would exceed"
