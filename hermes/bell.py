@@ -7,8 +7,8 @@ needs a watcher task (``await event.wait(); scope.cancel()``): a spawn, a
 nursery and two scheduler passes, for a signal that almost never comes. A
 bell is rung by its owner, and ringing it cancels every scope hung on it at
 that moment, synchronously (``cancelled_by``); a scope hung on a bell that has
-already rung is cancelled at once. It keeps ``trio.Event``'s ``set``, ``is_set`` and ``wait``,
-so a bell stands wherever an event was read.
+already rung is cancelled at once. It keeps ``trio.Event``'s ``set``,
+``is_set`` and ``wait``, so a bell stands wherever an event was read.
 """
 
 from __future__ import annotations

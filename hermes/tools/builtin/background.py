@@ -252,7 +252,8 @@ async def _redirected(
     result = await service.log(process_id, 0, service.config.buffer_chars)
     if result.info.finished:
         return _answer_of(result, verdict, started)
-    await service.note(process_id, REDIRECT_NOTE)
+    with contextlib.suppress(ProcessError):  # a note it could not get is no failure
+        await service.note(process_id, REDIRECT_NOTE)
     return redirected(result.info, _output_of(result), verdict, time.monotonic() - started)
 
 
