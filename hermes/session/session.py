@@ -71,6 +71,7 @@ from .deps import SessionDeps
 from .errors import (
     InvalidInput,
     NoTurnRunning,
+    QueueFull,
     SessionBusy,
     SessionClosed,
     SessionError,
@@ -350,14 +351,20 @@ class SessionActor(TurnOwner):
             # interrupt (Hermes): the message redirects the running turn at its next
             # seam; a steer when no model request is in flight (seeds #8, #13, #220)
             how = "steered"
-            if mode is BusyMode.INTERRUPT and running.handle.redirect(text):
-                how = "redirected"
-            elif mode is BusyMode.STEER:
-                running.handle.steer(text)
-            waiter = self._waiter(prompt.wait)
-            if waiter is not None:
-                running.waiters.append(waiter)
-            return Accepted(how, self.turn_number)
+            try:
+                if mode is BusyMode.INTERRUPT and running.handle.redirect(text):
+                    how = "redirected"
+                elif mode is BusyMode.STEER:
+                    running.handle.steer(text)
+            except QueueFull:
+                if mode is BusyMode.STEER:
+                    raise
+                mode = BusyMode.QUEUE  # the turn's corrections are full: it waits its turn
+            else:
+                waiter = self._waiter(prompt.wait)
+                if waiter is not None:
+                    running.waiters.append(waiter)
+                return Accepted(how, self.turn_number)
         if mode is BusyMode.ROLLBACK:
             await self._stop_turn("rolled back: a new prompt replaced it", rollback=True)
             number = await self._start_turn(PendingInput(text, self._waiter(prompt.wait)))

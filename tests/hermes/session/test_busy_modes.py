@@ -11,6 +11,7 @@ import trio
 
 from actors import ActorSystem
 from hermes.fake import Endless, FakeProvider, Hang, Reply, ToolUse
+from hermes.processes import ProcessConfig
 from hermes.session import (
     QueueFull,
     SessionBusy,
@@ -257,6 +258,36 @@ async def test_interrupt_mode_during_tools_delivers_the_message_after_their_resu
     assert "stop that, do this" in wire_texts(last)[0]
     messages = (await store.load(session.id)).messages
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_interrupt_mode_queues_a_message_the_turns_corrections_have_no_room_for(
+    system: ActorSystem,
+    config: SessionConfig,
+    deps: SessionDeps,
+    fake: FakeProvider,
+    store: StoreClient,
+    workdir: Path,
+) -> None:
+    """Nothing typed is lost: past ``steer_capacity`` waiting corrections, a plain message
+    in busy mode ``interrupt`` waits in the prompt queue and runs as the next turn."""
+    waits = attrs.evolve(deps, processes=ProcessConfig(background_on_redirect=False))
+    session = await start_session(system, attrs.evolve(config, steer_capacity=1), waits)
+    fake.enqueue(Reply.of(gated_tool()), Reply.of("took the first"), Reply.of("ran the second"))
+    with trio.fail_after(10), session.subscribe() as sub:
+        await session.prompt("start")
+        await next_event(sub, "ToolStarted")
+        first = await session.prompt("first correction")
+        second = await session.prompt("second message")
+        with pytest.raises(QueueFull):  # an explicit steer still says so
+            await session.steer("a steer with no room")
+        (workdir / "go").touch()
+        done = await turn_completed(sub, 1)
+        after = await turn_completed(sub, 2)
+    assert first.how == "steered" and (second.how, second.queued) == ("queued", 1)
+    assert done.text == "took the first" and after.text == "ran the second"
+    messages = (await store.load(session.id)).messages
+    assert texts(messages[-2]) == ["second message"]
+    assert "first correction" in wire_texts(request_messages(fake.message_requests[1])[-1])[0]
 
 
 async def test_rollback_restores_a_prompt_merged_into_the_last_message(
