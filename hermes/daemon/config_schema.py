@@ -358,6 +358,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "secret-looking variables the tools' commands still get (e.g. GITHUB_TOKEN for gh)",
             reload=True,
         ),
+        "spawn_cap": Key(
+            50,
+            _int(0),
+            "subagent-spawning calls a turn may make; the batch past it is refused and the "
+            "turn halts (0: no cap)",
+            reload=True,
+        ),
         "loop_halt": Key(
             "scheduled",
             _choice("scheduled", "unattended", "never"),

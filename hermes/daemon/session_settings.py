@@ -97,6 +97,7 @@ def tool_settings(config: Config) -> dict[str, Any]:
         "env_passthrough": tuple(config.get("tools", "env_passthrough")),
         "unattended_approvals": config.get("approvals", "unattended"),
         "loop_halt": config.get("tools", "loop_halt"),
+        "spawn_cap": config.get("tools", "spawn_cap"),
     }
 
 

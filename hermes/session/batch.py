@@ -6,10 +6,11 @@ parallel, writes in parallel when their paths do not overlap, the rest in
 order; a timeout per call), results are persisted as they land (coalesced
 within ``FLUSH_DELAY``, so a crash loses at most the calls in flight) and
 once more, complete and in call order, with any steers that came meanwhile.
-Two guardrails can end the turn: three batches in a row naming only unknown
-tools, and the same call with the same result repeated (a large result
-stubbed from the 2nd, a warning in the result from the 3rd, a halt at the 5th
-in a scheduled run, by default: ``guards.py``). While a batch runs,
+Three guardrails can end the turn (``guards.py``): three batches in a row
+naming only unknown tools; the same call with the same result repeated (a
+large result stubbed from the 2nd, a warning in the result from the 3rd, a
+halt at the 5th in a scheduled run, by default); and a batch whose
+subagent-spawning calls would pass ``spawn_cap``, which does not run. While a batch runs,
 ``collector`` holds it, so a turn that is stopped gives every call of it
 exactly one result. A batch with a tool that ``holds_interrupt``
 (``delegate_task``) holds off soft interrupts while it runs; its tools get the
@@ -42,7 +43,7 @@ from hermes.tools import (
 from . import events as ev
 from .control import TurnInbox, TurnUsage
 from .conversation import Conversation
-from .guards import RepeatGuard, UnknownToolStreak, Verdict, loop_halts
+from .guards import RepeatGuard, SpawnCap, UnknownToolStreak, Verdict, loop_halts
 from .outcome import TurnEnd
 from .workers import worker_invoker
 
@@ -85,16 +86,22 @@ class TurnBatches:
         """Set when a guardrail ends the turn: why, in words."""
         self._repeat_guard = RepeatGuard()
         self._unknown_streak = UnknownToolStreak()
+        self._spawn_cap = SpawnCap(deps.config.spawn_cap)
 
     async def run(self, uses: tuple[ToolUseBlock, ...], malformed: dict[str, str]) -> None:
         """Run one reply's tool uses and persist their results (and pending steers)."""
         calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
         registry = self.deps.keeper.tool_set  # the set this reply's request offered
+        capped = self._spawn_cap.observe(c.name for c in calls)
         if self._unknown_streak.observe((c.name for c in calls), registry.names()):
             detail = f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
             self.stop = (TurnEnd.UNKNOWN_TOOLS, detail)
             collector = self.collector = BatchCollector(calls, on_result=self._on_result)
             collector.stop_reason = "the turn was ended: " + detail
+        elif capped is not None:
+            self.stop = (TurnEnd.HALTED, f"Turn halted: {capped}.")
+            collector = self.collector = BatchCollector(calls, on_result=self._on_result)
+            collector.stop_reason = capped
         elif len(calls) == 1:
             # Its one result completes the batch and the final write follows at once:
             # no early flush to arrange (most batches; a flusher costs a task and a nursery).

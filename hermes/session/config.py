@@ -17,7 +17,7 @@ from hermes.stopgates import StopSettings
 from hermes.tools import OutputBudget
 
 from .crossed import CrossedReply
-from .guards import LOOP_HALTS
+from .guards import LOOP_HALTS, SPAWN_CAP
 
 
 class BusyMode(enum.Enum):
@@ -129,6 +129,9 @@ class SessionConfig:
     )
     """Flagged commands where no approver is attached (``approvals.unattended``); a
     subagent (``unattended``) is denied whatever this says (seed #117)."""
+    spawn_cap: int = attrs.field(default=SPAWN_CAP, validator=count(LABEL, 0))
+    """Subagent-spawning calls a turn may make; past it the batch is refused and the turn
+    halts (``[tools] spawn_cap``, Hermes' 50, seed #191; 0: no cap)."""
     scheduled: bool = False
     """A run nobody watches by design (a cron job, a kanban worker; ``Create.scheduled``)."""
     loop_halt: str = attrs.field(default="scheduled", validator=one_of(LABEL, LOOP_HALTS))

@@ -1,4 +1,4 @@
-"""Turn-loop guardrails: repeated identical tool calls, and batches of unknown tools.
+"""Turn-loop guardrails: repeated identical calls, spawning calls, unknown tools.
 
 Hermes' numbers (seeds #170, #190): from the 2nd identical call in a turn
 (same tool, arguments and result) a result of 512 characters or more that is
@@ -9,8 +9,9 @@ while any other (the CLI, the WebSocket and HTTP API, a subagent) only keeps
 being warned (``loop_halts``; ``[tools] loop_halt`` can widen it to every turn
 nobody is attached to approve in, or turn halts off). A poll of a
 background process (``process`` poll, log, wait, list) is expected to repeat:
-it is stubbed but never warned or halted. Three batches in a row that name
-only unknown tools end the turn.
+it is stubbed but never warned or halted. At most ``SPAWN_CAP`` (50)
+subagent-spawning calls a turn, on every surface (seed #191, ``SpawnCap``).
+Three batches in a row that name only unknown tools end the turn.
 """
 
 from __future__ import annotations
@@ -127,6 +128,34 @@ def loop_halts(mode: str, *, scheduled: bool, attended: bool) -> bool:
         case "never":
             return False
     raise ValueError(f"loop_halt: expected one of {', '.join(LOOP_HALTS)}, got {mode!r}")
+
+
+SPAWNING_TOOLS = frozenset({"delegate_task"})
+"""Calls that start subagents, which ``SpawnCap`` counts."""
+SPAWN_CAP = 50
+"""Subagent-spawning calls a turn may make (Hermes' ``loop_caps``, seed #191)."""
+
+
+class SpawnCap:
+    """Hermes' loop cap (seed #191): at most ``cap`` subagent-spawning calls a turn (0:
+    no cap); a batch whose spawning calls would pass it does not run, and halts the turn."""
+
+    def __init__(self, cap: int = SPAWN_CAP) -> None:
+        if cap < 0:
+            raise ValueError(f"cap must be >= 0, got {cap}")
+        self.cap = cap
+        self.made = 0
+
+    def observe(self, names: Iterable[str]) -> str | None:
+        """Record one batch's calls; why it may not run (None: it runs)."""
+        asked = sum(1 for name in names if name in SPAWNING_TOOLS)
+        if self.cap and self.made + asked > self.cap:
+            return (
+                f"the turn reached its cap of {self.cap} subagent-spawning calls "
+                f"({self.made} made, {asked} more asked)"
+            )
+        self.made += asked
+        return None
 
 
 class UnknownToolStreak:

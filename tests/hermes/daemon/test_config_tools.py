@@ -22,6 +22,7 @@ def test_defaults_are_hermes_and_reach_the_session_and_terminal(tmp_path: Path) 
     assert settings["unattended_approvals"] == "deny"
     assert settings["env_passthrough"] == ()
     assert settings["loop_halt"] == "scheduled"  # seed #190: only runs nobody watches halt
+    assert settings["spawn_cap"] == 50  # seed #191
     session = SessionConfig(model="m", cwd=tmp_path, spill_dir=tmp_path, **settings)
     assert session.call_timeout == 420.0 and session.loop_halt == "scheduled"
     # The parent's step cap is Hermes' installer-written agent.max_turns (seed #180).
@@ -35,7 +36,7 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
         "[tools]\ndeadline = 90\nforeground_timeout = 30\nforeground_max_timeout = 60\n"
-        "env_passthrough = ['GITHUB_TOKEN']\nloop_halt = 'unattended'\n"
+        "env_passthrough = ['GITHUB_TOKEN']\nloop_halt = 'unattended'\nspawn_cap = 0\n"
         "[approvals]\nunattended = 'allow'\n"
     )
     config = load_config(path, env={})
@@ -43,7 +44,7 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
     assert settings["call_timeout"] == 90
     assert settings["env_passthrough"] == ("GITHUB_TOKEN",)
     assert settings["unattended_approvals"] == "allow"
-    assert settings["loop_halt"] == "unattended"
+    assert settings["loop_halt"] == "unattended" and settings["spawn_cap"] == 0
     terminal = tool_registry(config).get("terminal")
     assert isinstance(terminal, TerminalTool)
     assert (terminal.default_timeout, terminal.max_timeout) == (30, 60)
@@ -65,6 +66,7 @@ def test_set_values_reach_the_session_and_terminal(tmp_path: Path) -> None:
         ),
         ("[tools]\ntimeout = 3\n", "[tools] timeout: unknown key"),
         ("[tools]\nloop_halt = 'sometimes'\n", "[tools] loop_halt: expected"),
+        ("[tools]\nspawn_cap = -1\n", "[tools] spawn_cap: expected"),
         ("[processes]\nmax_processes = 0\n", "[processes] max_processes: expected"),
         ("[processes]\nkill_grace = -1\n", "[processes] kill_grace: expected"),
         ("[processes]\nwait_max = 'long'\n", "[processes] wait_max: expected"),
