@@ -10,9 +10,9 @@ Three guardrails can end the turn (``guards.py``): three batches in a row
 naming only unknown tools; the same call with the same result repeated (a
 large result stubbed from the 2nd, a warning in the result from the 3rd, a
 halt at the 5th in a scheduled run, by default); and a batch whose
-subagent-spawning calls would pass ``spawn_cap``, which does not run. While a batch runs,
-``collector`` holds it, so a turn that is stopped gives every call of it
-exactly one result. A batch with a tool that ``holds_interrupt``
+subagent-spawning calls would pass ``spawn_cap``, which does not run. While a
+batch runs, ``collector`` holds it, so a turn that is stopped gives every call
+of it exactly one result. A batch with a tool that ``holds_interrupt``
 (``delegate_task``) holds off soft interrupts while it runs; its tools get the
 context's size as a value (``TurnUsage``), never the turn's controls.
 """
@@ -92,13 +92,12 @@ class TurnBatches:
         """Run one reply's tool uses and persist their results (and pending steers)."""
         calls = [ToolCall.from_block(u, malformed.get(u.id)) for u in uses]
         registry = self.deps.keeper.tool_set  # the set this reply's request offered
-        capped = self._spawn_cap.observe(c.name for c in calls)
         if self._unknown_streak.observe((c.name for c in calls), registry.names()):
             detail = f"{self._unknown_streak.limit} tool batches in a row named only unknown tools"
             self.stop = (TurnEnd.UNKNOWN_TOOLS, detail)
             collector = self.collector = BatchCollector(calls, on_result=self._on_result)
             collector.stop_reason = "the turn was ended: " + detail
-        elif capped is not None:
+        elif (capped := self._spawn_cap.observe(c.name for c in calls)) is not None:
             self.stop = (TurnEnd.HALTED, f"Turn halted: {capped}.")
             collector = self.collector = BatchCollector(calls, on_result=self._on_result)
             collector.stop_reason = capped
