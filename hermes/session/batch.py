@@ -36,6 +36,7 @@ from hermes.tools import (
     ToolCall,
     ToolContext,
     ToolProgress,
+    ToolRegistry,
     ToolResult,
     run_batch,
 )
@@ -97,7 +98,9 @@ class TurnBatches:
             self.stop = (TurnEnd.UNKNOWN_TOOLS, detail)
             collector = self.collector = BatchCollector(calls, on_result=self._on_result)
             collector.stop_reason = "the turn was ended: " + detail
-        elif (capped := self._spawn_cap.observe(c.name for c in calls)) is not None:
+        elif (
+            capped := self._spawn_cap.observe(_count(registry, calls, "spawns_subagents"))
+        ) is not None:
             self.stop = (TurnEnd.HALTED, f"Turn halted: {capped}.")
             collector = self.collector = BatchCollector(calls, on_result=self._on_result)
             collector.stop_reason = capped
@@ -182,7 +185,7 @@ class TurnBatches:
             max_parallel=config.max_parallel_tools,
             budget=config.output_budget,
         )
-        holds = any(getattr(registry.get(c.name), "holds_interrupt", False) for c in calls)
+        holds = _count(registry, calls, "holds_interrupt") > 0
         held = self.controls.hold_interrupt() if holds else nullcontext()
         with held, self.controls.running_tools() as redirect:
             await run_batch(
@@ -261,3 +264,8 @@ class TurnBatches:
         if self.conv.ends_with("assistant"):
             return await self.conv.append(message)
         return await self.conv.replace_last(message)
+
+
+def _count(registry: ToolRegistry, calls: list[ToolCall], flag: str) -> int:
+    """How many of ``calls`` name a tool that declares ``flag`` (``holds_interrupt``...)."""
+    return sum(1 for c in calls if getattr(registry.get(c.name), flag, False))

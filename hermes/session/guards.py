@@ -130,8 +130,6 @@ def loop_halts(mode: str, *, scheduled: bool, attended: bool) -> bool:
     raise ValueError(f"loop_halt: expected one of {', '.join(LOOP_HALTS)}, got {mode!r}")
 
 
-SPAWNING_TOOLS = frozenset({"delegate_task"})
-"""Calls that start subagents, which ``SpawnCap`` counts."""
 SPAWN_CAP = 50
 """Subagent-spawning calls a turn may make (Hermes' ``loop_caps``, seed #191)."""
 
@@ -146,9 +144,8 @@ class SpawnCap:
         self.cap = cap
         self.made = 0
 
-    def observe(self, names: Iterable[str]) -> str | None:
-        """Record one batch's calls; why it may not run (None: it runs)."""
-        asked = sum(1 for name in names if name in SPAWNING_TOOLS)
+    def observe(self, asked: int) -> str | None:
+        """Record a batch's ``asked`` spawning calls; why it may not run (None: it runs)."""
         if self.cap and self.made + asked > self.cap:
             return (
                 f"the turn reached its cap of {self.cap} subagent-spawning calls "

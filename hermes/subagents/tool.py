@@ -75,6 +75,7 @@ class DelegateTaskTool(Tool):
     kind = ToolKind.OTHER
     toolset = "delegation"
     holds_interrupt = True
+    spawns_subagents = True
 
     def call_timeout(self, args: Mapping[str, Any]) -> float | None:
         return NO_TIMEOUT

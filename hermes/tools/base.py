@@ -117,6 +117,9 @@ class Tool(abc.ABC):
     holds_interrupt: bool = False
     """While a call of it runs, its turn holds off soft interrupts: a new prompt in
     ``interrupt`` busy mode is queued instead (``delegate_task``: its children run)."""
+    spawns_subagents: bool = False
+    """A call of it starts subagents (``delegate_task``): the turn's spawn cap counts it
+    (seed #191)."""
 
     def touched_paths(self, args: Mapping[str, Any], cwd: Path) -> tuple[Path, ...] | None:
         """The absolute paths this call reads (READ_ONLY) or writes (WRITE).

@@ -32,12 +32,15 @@ SessionFactory = Callable[..., Awaitable[SessionHandle]]
 
 @pytest.fixture
 def open_session(system: ActorSystem, config: SessionConfig, deps: SessionDeps) -> SessionFactory:
-    """Start a session; keyword arguments override ``SessionConfig`` fields."""
+    """Start a session; keyword arguments override ``SessionConfig`` fields, ``with_deps``
+    replaces the collaborators."""
     import attrs
 
-    async def start(session_id: str | None = None, **overrides: Any) -> SessionHandle:
+    async def start(
+        session_id: str | None = None, with_deps: SessionDeps | None = None, **overrides: Any
+    ) -> SessionHandle:
         return await start_session(
-            system, attrs.evolve(config, **overrides), deps, session_id=session_id
+            system, attrs.evolve(config, **overrides), with_deps or deps, session_id=session_id
         )
 
     return start

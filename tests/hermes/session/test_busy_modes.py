@@ -261,8 +261,7 @@ async def test_interrupt_mode_during_tools_delivers_the_message_after_their_resu
 
 
 async def test_interrupt_mode_queues_a_message_the_turns_corrections_have_no_room_for(
-    system: ActorSystem,
-    config: SessionConfig,
+    open_session: SessionFactory,
     deps: SessionDeps,
     fake: FakeProvider,
     store: StoreClient,
@@ -271,7 +270,7 @@ async def test_interrupt_mode_queues_a_message_the_turns_corrections_have_no_roo
     """Nothing typed is lost: past ``steer_capacity`` waiting corrections, a plain message
     in busy mode ``interrupt`` waits in the prompt queue and runs as the next turn."""
     waits = attrs.evolve(deps, processes=ProcessConfig(background_on_redirect=False))
-    session = await start_session(system, attrs.evolve(config, steer_capacity=1), waits)
+    session = await open_session(steer_capacity=1, with_deps=waits)
     fake.enqueue(Reply.of(gated_tool()), Reply.of("took the first"), Reply.of("ran the second"))
     with trio.fail_after(10), session.subscribe() as sub:
         await session.prompt("start")

@@ -9,19 +9,20 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorSystem
 from hermes.fake import FakeProvider, Reply, ToolUse
-from hermes.session import SessionConfig, SessionDeps, TurnEnd, start_session
+from hermes.session import SessionDeps, TurnEnd
 from hermes.store import StoreClient
 from hermes.tools import Tool, ToolContext, ToolOutcome, default_registry
 
+from .conftest import SessionFactory
 from .helpers import assert_valid, result_text, results_by_id
 
 
 class Delegate(Tool):
-    """Stands in for ``delegate_task``: what the cap counts is the tool's name."""
+    """Stands in for ``delegate_task``: what the cap counts is the tool's flag."""
 
     name = "delegate_task"
+    spawns_subagents = True
     description = "start a subagent"
     input_schema: Mapping[str, Any] = {"type": "object"}
 
@@ -34,18 +35,12 @@ class Delegate(Tool):
 
 
 async def test_a_spawning_call_past_the_cap_is_refused_and_halts_the_turn(
-    system: ActorSystem,
-    config: SessionConfig,
-    deps: SessionDeps,
-    fake: FakeProvider,
-    store: StoreClient,
+    open_session: SessionFactory, deps: SessionDeps, fake: FakeProvider, store: StoreClient
 ) -> None:
     tool = Delegate()
     registry = default_registry()
     registry.register(tool)
-    session = await start_session(
-        system, attrs.evolve(config, spawn_cap=2), attrs.evolve(deps, registry=registry)
-    )
+    session = await open_session(spawn_cap=2, with_deps=attrs.evolve(deps, registry=registry))
     fake.enqueue(
         *(Reply.of(ToolUse("delegate_task", {}, id=f"toolu_{n}")) for n in (1, 2, 3)),
         Reply.of("never asked for"),
